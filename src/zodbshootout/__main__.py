@@ -1,0 +1,7 @@
+"""``python -m zodbshootout`` runs the command line tool."""
+
+import sys
+
+from zodbshootout.cli import main
+
+sys.exit(main())

@@ -1,0 +1,129 @@
+"""Read a ZConfig file that lists the databases to measure.
+
+The file holds ``<zodb NAME>`` sections (ZODB's database section type); their
+names are the table's columns, in file order.  The RelStorage component and
+this tool's own component (``<embeddedzeo>``) are always available, so
+``%import relstorage`` and ``%import zodbshootout`` are optional.
+
+Embedded storages keep their files below ``$(ZODBSHOOTOUT_DATA)``, an
+environment variable that the tool points at a fresh temporary directory
+unless the user has set it.
+
+Workers do not receive parsed objects: they get a :class:`ConfigSource` (the
+file's text, its URL and the data directory) and parse it again themselves.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+
+import ZConfig
+
+DATA_DIR_VARIABLE = "ZODBSHOOTOUT_DATA"
+
+_SCHEMA_TEXT = """\
+<schema>
+  <import package="ZODB"/>
+  <import package="zodbshootout"/>
+  <multisection type="ZODB.database" name="+" attribute="databases" required="yes">
+    <description>The databases to measure; the section names are the table's columns.</description>
+  </multisection>
+</schema>
+"""
+
+_schema = None
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """Everything a process needs to parse the configuration again by itself."""
+
+    text: str
+    url: str
+    data_dir: str
+
+    @property
+    def path(self) -> str:
+        return self.url.removeprefix("file://")
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A parsed configuration: database factories by name, in file order."""
+
+    source: ConfigSource
+    databases: dict[str, Any]  # name -> ZODB.config.ZODBDatabase
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.databases)
+
+
+def _get_schema() -> Any:
+    global _schema
+    if _schema is None:
+        _schema = ZConfig.loadSchemaFile(io.StringIO(_SCHEMA_TEXT))
+    return _schema
+
+
+def read_source(path: str, data_dir: str) -> ConfigSource:
+    """Read the configuration file; a missing or unreadable file is a ConfigError."""
+    file = pathlib.Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the configuration: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: the configuration is not UTF-8 text") from None
+    return ConfigSource(text=text, url=file.resolve().as_uri(), data_dir=data_dir)
+
+
+def load_config(path: str, data_dir: str | None = None) -> LoadedConfig:
+    """Load the file at *path*; errors are ConfigError naming the file and line."""
+    if data_dir is None:
+        data_dir = os.environ.get(DATA_DIR_VARIABLE, "")
+    return parse_source(read_source(path, data_dir))
+
+
+def parse_source(source: ConfigSource) -> LoadedConfig:
+    """Parse *source* in this process.
+
+    ``$(ZODBSHOOTOUT_DATA)`` is substituted from ``source.data_dir`` so that
+    every process sees the same paths.
+    """
+    if source.data_dir:
+        os.environ[DATA_DIR_VARIABLE] = source.data_dir
+    try:
+        root, _handler = ZConfig.loadConfigFile(
+            _get_schema(), io.StringIO(source.text), url=source.url
+        )
+    except ZConfig.ConfigurationError as e:
+        raise ConfigError(_describe(e, source)) from None
+    databases: dict[str, Any] = {}
+    for factory in root.databases:
+        databases[factory.name] = factory
+    return LoadedConfig(source=source, databases=databases)
+
+
+def _describe(error: ZConfig.ConfigurationError, source: ConfigSource) -> str:
+    """One line: ``FILE:LINE: message``, as compilers print it."""
+    message = getattr(error, "message", None) or str(error)
+    lineno = getattr(error, "lineno", None)
+    url = getattr(error, "url", None) or source.url
+    path = url.removeprefix("file://")
+    message = " ".join(message.split())
+    # ZConfig repeats the location inside some messages; keep one.
+    for noise in (f" (line {lineno})", f" at line {lineno}", f", line {lineno}"):
+        message = message.replace(noise, "")
+    if isinstance(error, ZConfig.SubstitutionReplacementError) and not lineno:
+        message = f"{message} (set it in the environment or %define it)"
+    where = f"{path}:{lineno}" if lineno else path
+    return f"{where}: {message}"

@@ -1,0 +1,57 @@
+"""What a run measures and how: the options, validated, as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
+from zodbshootout.phases import PHASES
+from zodbshootout.stats import AGGREGATES
+
+DEFAULT_OBJECT_SIZE_BYTES = 128
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Counts, concurrency levels, repetitions and phases of a run."""
+
+    object_counts: tuple[int, ...] = (1000,)
+    concurrencies: tuple[int, ...] = (2,)
+    repetitions: int = 3
+    phases: tuple[str, ...] = PHASES
+    object_size_bytes: int = DEFAULT_OBJECT_SIZE_BYTES
+    aggregate: str = "mean"
+    profile_dir: str | None = None
+    timeout_seconds: float = 600.0
+
+    def __post_init__(self) -> None:
+        problems = list(self.problems())
+        if problems:
+            raise ValueError(problems[0])
+
+    def problems(self) -> list[str]:
+        """What is wrong with these options, one sentence each."""
+        found = []
+        if not self.object_counts or any(n < 1 for n in self.object_counts):
+            found.append("object counts must be whole numbers of at least 1")
+        if not self.concurrencies or any(c < 1 for c in self.concurrencies):
+            found.append("concurrency levels must be whole numbers of at least 1")
+        if self.repetitions < 1:
+            found.append("repetitions must be at least 1")
+        if self.object_size_bytes < MIN_OBJECT_SIZE_BYTES:
+            found.append(f"the object size must be at least {MIN_OBJECT_SIZE_BYTES} bytes")
+        unknown = [p for p in self.phases if p not in PHASES]
+        if unknown:
+            found.append(f"unknown phase {unknown[0]!r}; choose from {', '.join(PHASES)}")
+        if not self.phases:
+            found.append("select at least one phase")
+        if self.aggregate not in AGGREGATES:
+            found.append(f"unknown aggregate {self.aggregate!r}; choose from mean, min")
+        if not self.timeout_seconds > 0:
+            found.append("the timeout must be a positive number of seconds")
+        return found
+
+    @property
+    def ordered_phases(self) -> list[str]:
+        """The selected phases in the order a run performs them."""
+        return [p for p in PHASES if p in self.phases]

@@ -1,0 +1,151 @@
+"""The seven phases: what each one does, which caches it starts without.
+
+A worker runs a *stage* — the write stage (add, update) or the read stage
+(warm, cold, prefetch, hot, steamin) — as a list of :class:`Step`.  Each step
+has an untimed ``prepare`` (empty caches, build payloads), a timed ``run``
+that holds ZODB work only (open a connection, touch N objects, commit,
+close), and an untimed ``verify``.
+
+A user may select a subset of phases.  The stages still do what the selected
+phases depend on, untimed: data must be written before it is read, and a hot
+or steamin read needs an earlier read in the same process to fill the caches
+it is about to use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import transaction
+
+from zodbshootout import caches
+from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
+from zodbshootout.storage import container_of
+
+WRITE_PHASES = ("add", "update")
+READ_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
+PHASES = WRITE_PHASES + READ_PHASES
+
+#: What each phase's preparation empties before the barrier.
+CLEARS = {
+    "add": (),
+    "update": (),
+    "warm": (),
+    "cold": ("pickle", "storage"),
+    "prefetch": ("pickle", "storage"),
+    "hot": ("pickle",),
+    "steamin": (),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One phase as a stage runs it; untimed steps only set up a later one."""
+
+    phase: str
+    timed: bool = True
+
+
+@dataclass
+class WorkerScope:
+    """What one worker's phases act on; built once per stage, outside timing."""
+
+    db: Any
+    worker: int
+    object_count: int
+    object_size_bytes: int
+
+
+def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
+    """The write and read stages that measure *selected* phases (in canonical order).
+
+    The write stage always adds and updates, because reads check the update's
+    values; a read stage is planned only when a read phase is selected.
+    """
+    chosen = set(selected)
+    writes = [Step(phase, phase in chosen) for phase in WRITE_PHASES]
+    reads: list[Step] = []
+    for phase in READ_PHASES:
+        if phase not in chosen:
+            continue
+        if phase in ("hot", "steamin") and not reads:
+            # Fill the storage and pickle caches the way a cold read would.
+            reads.append(Step("cold", timed=False))
+        reads.append(Step(phase))
+    return writes, reads
+
+
+def prepare(phase: str, scope: WorkerScope) -> Any:
+    """Untimed work before the barrier: empty caches, build what will be written."""
+    clears = CLEARS[phase]
+    if "pickle" in clears:
+        caches.clear_pickle_cache(scope.db)
+    if "storage" in clears:
+        caches.clear_storage_caches(scope.db)
+    if phase == "add":
+        return make_payloads(scope.worker, scope.object_count, 0, scope.object_size_bytes)
+    if phase == "update":
+        return make_payloads(scope.worker, scope.object_count, UPDATED, scope.object_size_bytes)
+    return None
+
+
+def _add(scope: WorkerScope, payloads: list[bytes]) -> None:
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    container = container_of(conn, scope.worker)
+    for index, payload in enumerate(payloads):
+        container[index] = BenchmarkObject(payload)
+    tm.commit()
+    conn.close()
+
+
+def _update(scope: WorkerScope, payloads: list[bytes]) -> None:
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    container = container_of(conn, scope.worker)
+    for index, payload in enumerate(payloads):
+        container[index].payload = payload
+    tm.commit()
+    conn.close()
+
+
+def _read(scope: WorkerScope, prefetch: bool) -> list[bytes]:
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    container = container_of(conn, scope.worker)
+    if prefetch:
+        conn.prefetch(container.values())
+    read = [container[index].payload for index in range(scope.object_count)]
+    tm.commit()
+    conn.close()
+    return read
+
+
+def _read_plain(scope: WorkerScope, _prepared: Any) -> list[bytes]:
+    return _read(scope, prefetch=False)
+
+
+def _read_prefetched(scope: WorkerScope, _prepared: Any) -> list[bytes]:
+    return _read(scope, prefetch=True)
+
+
+#: The timed part of each phase: ZODB work only.
+RUNS: dict[str, Callable[[WorkerScope, Any], Any]] = {
+    "add": _add,
+    "update": _update,
+    "warm": _read_plain,
+    "cold": _read_plain,
+    "prefetch": _read_prefetched,
+    "hot": _read_plain,
+    "steamin": _read_plain,
+}
+
+
+def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
+    """Untimed check after the phase: a read must return what update wrote."""
+    if phase in READ_PHASES:
+        check_payloads(
+            scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count
+        )

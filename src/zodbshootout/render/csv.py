@@ -1,0 +1,66 @@
+"""The classic table: aligned CSV with a "Transaction" header, one column per database.
+
+Example::
+
+    "Transaction",                postgresql, mysql,   zeo_fs
+    "Add 1000 Objects",                 6529,   10027,   5212
+
+Headers are left-aligned and numbers right-aligned within each column, so a
+CSV reader (with leading spaces skipped) and a person read the same thing.
+A cell that could not be measured reads ``n/a[K]``; footnote K says why.
+"""
+
+from __future__ import annotations
+
+from zodbshootout.render.table import Block, Cell, Table, build_table
+from zodbshootout.results import RunResult
+
+
+def format_csv(result: RunResult, aggregate: str = "mean") -> list[str]:
+    """The classic table as lines of text (no trailing newlines)."""
+    table = build_table(result, aggregate)
+    lines: list[str] = []
+    several = len(table.blocks) > 1
+    for block in table.blocks:
+        if several:
+            if lines:
+                lines.append("")
+            lines.append(f"** concurrency={block.concurrency} **")
+        lines.extend(_format_block(table.databases, block))
+    lines.extend(format_footnotes(table))
+    return lines
+
+
+def format_footnotes(table: Table) -> list[str]:
+    """The footnotes and notes under a table, if any."""
+    lines = []
+    if table.footnotes or table.notes:
+        lines.append("")
+    lines.extend(f"[{number}] {text}" for number, text in enumerate(table.footnotes, 1))
+    lines.extend(f"Note: {text}" for text in table.notes)
+    return lines
+
+
+def _cell_text(cell: Cell) -> str:
+    if cell.rate is None:
+        return f"n/a[{cell.footnote}]"
+    return f"{cell.rate:.0f}"
+
+
+def _format_block(databases: list[str], block: Block) -> list[str]:
+    header = ['"Transaction"', *databases]
+    rows = [[f'"{label}"', *(_cell_text(c) for c in cells)] for label, cells in block.rows]
+    last = len(header) - 1
+
+    def with_comma(row: list[str]) -> list[str]:
+        return [text + ("," if i < last else "") for i, text in enumerate(row)]
+
+    header = with_comma(header)
+    rows = [with_comma(row) for row in rows]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [" ".join(text.ljust(width) for text, width in zip(header, widths)).rstrip()]
+    for row in rows:
+        parts = [row[0].ljust(widths[0])]
+        parts += [text.rjust(width) for text, width in zip(row[1:], widths[1:])]
+        lines.append(" ".join(parts).rstrip())
+    return lines

@@ -1,0 +1,16 @@
+"""Display labels of the phases: the renderers' business, not the runner's."""
+
+_LABELS = {
+    "add": "Add {n} Objects",
+    "update": "Update {n} Objects",
+    "warm": "Read {n} Warm Objects",
+    "cold": "Read {n} Cold Objects",
+    "prefetch": "Read {n} Prefetched Cold Objects",
+    "hot": "Read {n} Hot Objects",
+    "steamin": "Read {n} Steamin' Objects",
+}
+
+
+def phase_label(phase: str, object_count: int) -> str:
+    """The row label of a phase, e.g. ``Read 1000 Steamin' Objects``."""
+    return _LABELS.get(phase, phase.capitalize() + " {n}").format(n=object_count)

@@ -1,0 +1,71 @@
+"""The table's content, independent of its format: rows of cells, footnotes.
+
+Each format (csv, markdown, ...) lays out the same :class:`Table`, so they
+can't disagree about a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zodbshootout.render.labels import phase_label
+from zodbshootout.results import CellKey, RunResult
+from zodbshootout.stats import Stats, cell_stats
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A measured rate, or the number of the footnote that says why there is none."""
+
+    stats: Stats | None
+    rate: float | None
+    footnote: int | None = None
+
+
+@dataclass
+class Block:
+    """The rows of one concurrency level."""
+
+    concurrency: int
+    rows: list[tuple[str, list[Cell]]] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    databases: list[str]
+    blocks: list[Block]
+    footnotes: list[str]
+    notes: list[str]
+
+
+def build_table(result: RunResult, aggregate: str = "mean") -> Table:
+    """Lay out *result*: a block per concurrency level, a row per count and phase."""
+    footnotes: list[str] = []
+    blocks = []
+    for concurrency in result.concurrencies:
+        block = Block(concurrency)
+        for count in result.object_counts:
+            for phase in result.phases:
+                cells = []
+                for database in result.databases:
+                    key = CellKey(database, concurrency, count, phase)
+                    cells.append(_cell(result, key, aggregate, footnotes))
+                block.rows.append((phase_label(phase, count), cells))
+        blocks.append(block)
+    return Table(result.databases, blocks, footnotes, list(result.notes))
+
+
+def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str]) -> Cell:
+    failure = result.failure_for(key)
+    stats = None if failure else cell_stats(result, key)
+    if stats is not None:
+        return Cell(stats, stats.aggregate(aggregate))
+    if failure is not None:
+        text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
+    elif result.interrupted:
+        text = "not measured: the run was interrupted"
+    else:
+        text = "not measured"
+    if text not in footnotes:
+        footnotes.append(text)
+    return Cell(None, None, footnotes.index(text) + 1)

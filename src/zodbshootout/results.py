@@ -1,0 +1,109 @@
+"""The raw record of a run: every worker's timing of every phase, and every failure.
+
+Statistics and renderers are computed from a :class:`RunResult`; nothing here
+prints or reads a clock.  The records are plain data so that they cross
+process boundaries and serialise as JSON unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PhaseTiming:
+    """One worker's timed transaction in one phase, with its load counts.
+
+    ``seconds`` spans open → commit → close of the phase's one transaction.
+    The counts are this worker's deltas over the phase (see caches.Counters).
+    """
+
+    phase: str
+    worker: int
+    seconds: float
+    objects: int
+    loads: int
+    storage_loads: int | None
+    cache_hits: int | None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A PhaseTiming placed in the run: which database, count, concurrency, repetition."""
+
+    database: str
+    concurrency: int
+    object_count: int
+    repetition: int
+    timing: PhaseTiming
+
+    @property
+    def phase(self) -> str:
+        return self.timing.phase
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Cells that could not be measured, and why (one line, no secrets)."""
+
+    database: str
+    concurrency: int
+    object_count: int
+    phases: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """One cell of the table."""
+
+    database: str
+    concurrency: int
+    object_count: int
+    phase: str
+
+
+@dataclass
+class RunResult:
+    """Everything a run measured, in the order it was measured."""
+
+    databases: list[str]
+    object_counts: list[int]
+    concurrencies: list[int]
+    phases: list[str]
+    repetitions: int
+    measurements: list[Measurement] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def failure_for(self, key: CellKey) -> Failure | None:
+        for failure in self.failures:
+            if (
+                failure.database == key.database
+                and failure.concurrency == key.concurrency
+                and failure.object_count == key.object_count
+                and key.phase in failure.phases
+            ):
+                return failure
+        return None
+
+    def timings_for(self, key: CellKey) -> dict[int, list[PhaseTiming]]:
+        """The cell's timings grouped by repetition."""
+        by_repetition: dict[int, list[PhaseTiming]] = {}
+        for m in self.measurements:
+            if (
+                m.database == key.database
+                and m.concurrency == key.concurrency
+                and m.object_count == key.object_count
+                and m.phase == key.phase
+            ):
+                by_repetition.setdefault(m.repetition, []).append(m.timing)
+        return by_repetition
+
+    @property
+    def complete(self) -> bool:
+        """True when every cell was measured."""
+        return not self.failures and not self.interrupted

@@ -1,0 +1,161 @@
+"""Open the databases of a configuration, and what the runner must know about them.
+
+Walks a ``<zodb>`` section's storage factories to find embedded ZEO servers,
+storages that one process must own alone, and persistent client caches that
+need a name per worker; opens a database in a worker; and prepares the
+tool's own objects in it (``populate``), refusing databases that hold data
+that is not ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import transaction
+from persistent.mapping import PersistentMapping
+from ZODB.config import BaseConfig
+
+from zodbshootout.config import ConfigSource, LoadedConfig, parse_source
+from zodbshootout.embedded_zeo import EmbeddedZEO
+from zodbshootout.errors import CellError
+
+#: The only root key the tool ever writes.
+ROOT_KEY = "zodbshootout"
+
+# Storages whose data lives in one process's memory or behind one process's
+# lock: other worker processes can't see or open it.
+_SINGLE_PROCESS_REASONS = {
+    "FileStorage": (
+        "FileStorage can be opened by only one process at a time; "
+        "measure it with -c 1, or serve it through <embeddedzeo>"
+    ),
+    "MappingStorage": (
+        "MappingStorage keeps its data in one process's memory, "
+        "so worker processes can't share it; serve it through <embeddedzeo>"
+    ),
+    "DemoStorage": (
+        "DemoStorage keeps its changes in one process's memory, "
+        "so worker processes can't share them; serve it through <embeddedzeo>"
+    ),
+}
+
+
+class ForeignDataError(CellError):
+    """The database holds data the tool did not create."""
+
+
+def storage_factories(factory: Any) -> Iterator[Any]:
+    """Yield the storage factories of a database or storage factory, outermost first.
+
+    Does not descend into an ``<embeddedzeo>`` section's inner storage: that
+    storage is opened by the server process, not by the workers.
+    """
+    section = factory.config.storage if hasattr(factory.config, "storage") else None
+    todo = [section] if section is not None else [factory]
+    while todo:
+        current = todo.pop(0)
+        yield current
+        if isinstance(current, EmbeddedZEO):
+            continue
+        for value in vars(current.config).values():
+            children = value if isinstance(value, list | tuple) else [value]
+            todo.extend(child for child in children if isinstance(child, BaseConfig))
+
+
+def embedded_zeo_sections(database_factory: Any) -> list[EmbeddedZEO]:
+    """The ``<embeddedzeo>`` sections of a database, in a stable order."""
+    return [f for f in storage_factories(database_factory) if isinstance(f, EmbeddedZEO)]
+
+
+def single_process_reason(database_factory: Any) -> str | None:
+    """Why several processes can't share this database, or None if they can."""
+    for factory in storage_factories(database_factory):
+        reason = _SINGLE_PROCESS_REASONS.get(type(factory).__name__)
+        if reason and type(factory).__module__ == "ZODB.config":
+            return reason
+    return None
+
+
+def name_client_caches(database_factory: Any, label: str) -> None:
+    """Give every persistent ZEO client cache a file of its own for this process.
+
+    ZEO locks a persistent cache file, so two workers can't share one.  The
+    writer and the reader with the same *label* (worker number) use the same
+    file, which is what lets the warm phase find what the writer cached.
+    """
+    for factory in storage_factories(database_factory):
+        config = factory.config
+        if getattr(config, "client", None) and type(factory).__name__ in (
+            "ZEOClient",
+            "EmbeddedZEO",
+        ):
+            base = config.__dict__.setdefault("_zodbshootout_client_base", config.client)
+            config.client = f"{base}-{label}"
+
+
+def open_database(
+    source: ConfigSource,
+    name: str,
+    server_addresses: list[tuple[str, int]],
+    client_label: str,
+    config: LoadedConfig | None = None,
+) -> Any:
+    """Open database *name* in this process, as a worker or the runner does.
+
+    *server_addresses* are those of the database's embedded ZEO servers, in
+    the order of :func:`embedded_zeo_sections`.
+    """
+    from zodbshootout.drivers import describe_open_error
+
+    if config is None:
+        config = parse_source(source)
+    factory = config.databases[name]
+    for section, address in zip(embedded_zeo_sections(factory), server_addresses, strict=True):
+        section.set_address(address)
+    name_client_caches(factory, client_label)
+    try:
+        return factory.open()
+    except CellError:
+        raise
+    except Exception as e:
+        raise CellError(describe_open_error(e)) from e
+
+
+def populate(db: Any, concurrency: int, container_factory: Any = PersistentMapping) -> None:
+    """Give each of *concurrency* workers a fresh, empty container under ROOT_KEY.
+
+    Refuses (ForeignDataError) a database whose root holds anything else.
+    """
+    tm = transaction.TransactionManager(explicit=True)
+    conn = db.open(transaction_manager=tm)
+    try:
+        tm.begin()
+        root = conn.root()
+        foreign = sorted(str(key) for key in root.keys() if key != ROOT_KEY)
+        if foreign:
+            shown = ", ".join(repr(k) for k in foreign[:3])
+            more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+            raise ForeignDataError(
+                f"its root holds data zodbshootout did not write ({shown}{more}); "
+                "refusing to touch it: point the section at an empty database"
+            )
+        top = root.get(ROOT_KEY)
+        if top is None:
+            top = root[ROOT_KEY] = PersistentMapping()
+        for worker in list(top):
+            if worker >= concurrency:
+                del top[worker]
+        for worker in range(concurrency):
+            top[worker] = container_factory()
+        tm.commit()
+    except BaseException:
+        tm.abort()
+        raise
+    finally:
+        conn.close()
+
+
+def container_of(conn: Any, worker: int) -> Any:
+    """The container of *worker* in an open connection."""
+    return conn.root()[ROOT_KEY][worker]

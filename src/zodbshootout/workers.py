@@ -1,0 +1,232 @@
+"""Run a stage in c worker processes that start each phase together.
+
+The runner sends each worker a :class:`StageTask` (plain data); the worker
+opens the database itself, runs the stage's steps between barriers, and sends
+back a list of PhaseTiming.  A worker that fails aborts the barrier so the
+others stop at once; one that dies or hangs is noticed by the runner, which
+stops the rest: nothing waits forever and no worker outlives its stage.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import multiprocessing
+import multiprocessing.connection
+import os
+import pstats
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from zodbshootout import caches, phases
+from zodbshootout.config import ConfigSource
+from zodbshootout.errors import CellError
+from zodbshootout.phases import Step, WorkerScope
+from zodbshootout.results import PhaseTiming
+from zodbshootout.storage import open_database
+
+# Modules the fork server imports once, so that each worker starts in
+# milliseconds instead of importing ZODB, ZEO and RelStorage again.
+_PRELOAD = ["zodbshootout.workers", "ZEO.ClientStorage", "relstorage.storage"]
+
+
+class Barrier(Protocol):
+    def wait(self, timeout: float | None = None) -> int: ...
+    def abort(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class StageTask:
+    """Everything one worker needs for one stage; crosses the process boundary."""
+
+    source: ConfigSource
+    database: str
+    server_addresses: tuple[tuple[str, int], ...]
+    worker: int
+    object_count: int
+    object_size_bytes: int
+    steps: tuple[Step, ...]
+    barrier_timeout_seconds: float
+    profile_prefix: str | None = None  # path prefix; the phase and worker are appended
+
+
+@dataclass
+class StageOutcome:
+    """The workers' timings, or why the stage failed."""
+
+    timings: list[PhaseTiming] = field(default_factory=list)
+    error: str | None = None
+
+
+def execute_stage(
+    task: StageTask,
+    barrier: Barrier,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[PhaseTiming]:
+    """Run the stage's steps in this process (or thread); return the timed ones.
+
+    Each step: prepare (untimed) → barrier → timed run → barrier → counters
+    and checks (untimed).  The second barrier keeps one worker's untimed work
+    (cache clearing, checking) out of the others' timed regions.
+    """
+    db = open_database(
+        task.source, task.database, list(task.server_addresses), client_label=str(task.worker)
+    )
+    try:
+        caches.install_request_counters(db)
+        scope = WorkerScope(db, task.worker, task.object_count, task.object_size_bytes)
+        timings = []
+        for step in task.steps:
+            run = phases.RUNS[step.phase]
+            prepared = phases.prepare(step.phase, scope)
+            profiler = cProfile.Profile() if task.profile_prefix and step.timed else None
+            before = caches.counters(db)
+            barrier.wait(task.barrier_timeout_seconds)
+            if profiler is not None:
+                profiler.enable()
+            start = clock()
+            outcome = run(scope, prepared)
+            end = clock()
+            if profiler is not None:
+                profiler.disable()
+            barrier.wait(task.barrier_timeout_seconds)
+            counted = caches.counters(db) - before
+            phases.verify(step.phase, scope, outcome)
+            if profiler is not None:
+                _write_profile(profiler, f"{task.profile_prefix}-{step.phase}-w{task.worker}")
+            if step.timed:
+                timings.append(
+                    PhaseTiming(
+                        phase=step.phase,
+                        worker=task.worker,
+                        seconds=end - start,
+                        objects=task.object_count,
+                        loads=counted.loads,
+                        storage_loads=counted.storage_loads,
+                        cache_hits=counted.cache_hits,
+                    )
+                )
+        return timings
+    finally:
+        db.close()
+
+
+def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
+    """Save a .prof file (for pstats, snakeviz) and a readable .txt beside it."""
+    profiler.dump_stats(prefix + ".prof")
+    with open(prefix + ".txt", "w", encoding="utf-8") as out:
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("cumulative").print_stats(60)
+
+
+def _worker_main(task: StageTask, barrier: Barrier, connection: Any) -> None:
+    """Entry point of a worker process: run the stage, send back the result."""
+    # Ctrl-C goes to the whole process group; the runner decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        connection.send(("ok", execute_stage(task, barrier)))
+    except threading.BrokenBarrierError:
+        connection.send(("broken", "another worker stopped"))
+    except CellError as e:
+        barrier.abort()
+        connection.send(("error", str(e)))
+    except BaseException as e:
+        barrier.abort()
+        detail = traceback.format_exc()
+        connection.send(("error", f"{type(e).__name__}: {e}", detail))
+    finally:
+        connection.close()
+
+
+_context: Any = None
+
+
+def _process_context() -> Any:
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(_PRELOAD)
+    return _context
+
+
+def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
+    """Run one process per task; wait at most *timeout_seconds* for all of them."""
+    context = _process_context()
+    barrier = context.Barrier(len(tasks))
+    running = []
+    for task in tasks:
+        reader, writer = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker_main,
+            args=(task, barrier, writer),
+            name=f"zodbshootout-worker-{task.worker}",
+            daemon=True,
+        )
+        process.start()
+        writer.close()
+        running.append((task, process, reader))
+    outcome = StageOutcome()
+    errors: list[str] = []
+    secondary: list[str] = []
+    try:
+        pending = {reader: (task, process) for task, process, reader in running}
+        deadline = time.monotonic() + timeout_seconds
+        while pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                errors.append(
+                    f"timed out: a worker did not finish within {timeout_seconds:g} s "
+                    "(raise --timeout for very large runs)"
+                )
+                break
+            for reader in multiprocessing.connection.wait(list(pending), remaining):
+                task, process = pending.pop(reader)
+                try:
+                    message = reader.recv()
+                except EOFError:
+                    process.join(5)
+                    errors.append(f"worker {task.worker} died ({_exit_reason(process)})")
+                    barrier.abort()
+                    continue
+                if message[0] == "ok":
+                    outcome.timings.extend(message[1])
+                elif message[0] == "broken":
+                    secondary.append(message[1])
+                else:
+                    errors.append(message[1])
+    finally:
+        _stop_all([process for _task, process, _reader in running])
+        for _task, _process, reader in running:
+            reader.close()
+    if errors or secondary:
+        outcome.error = (errors or secondary)[0]
+        outcome.timings = []
+    return outcome
+
+
+def _exit_reason(process: Any) -> str:
+    code = process.exitcode
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _stop_all(processes: list[Any]) -> None:
+    """Terminate what is still running, then kill what ignores SIGTERM."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(5)
+        if process.is_alive():
+            os.kill(process.pid, signal.SIGKILL)
+            process.join()

@@ -1,0 +1,164 @@
+"""Run a ZEO server for an ``<embeddedzeo>`` section, and control it from the runner.
+
+The server is a separate process (``python -m zodbshootout.zeo_server``) so it
+has its own interpreter lock, as a real server would.  It listens on
+127.0.0.1 with a port the kernel picks, reports that address on its standard
+output, and stops on SIGTERM, SIGINT or when its standard input closes — so it
+never outlives the run that started it, even if that run is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout.errors import CellError
+
+START_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class ServerRequest:
+    """What the server process needs: which embedded section of which database."""
+
+    source: ConfigSource
+    database: str
+    index: int  # position among the database's embedded sections (storage.embedded_zeo_sections)
+
+
+class ZEOServerProcess:
+    """A running embedded ZEO server; use as a context manager or call stop()."""
+
+    def __init__(self, request: ServerRequest) -> None:
+        self.request = request
+        self._log = tempfile.TemporaryFile(mode="w+b")
+        env = dict(os.environ)
+        # The server needs this package importable even when run from a checkout.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "zodbshootout.zeo_server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+        )
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps(_encode(request)).encode() + b"\n")
+        self._process.stdin.flush()
+        self.address = self._read_address()
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def _read_address(self) -> tuple[str, int]:
+        stdout = self._process.stdout
+        assert stdout is not None
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([stdout], [], [], 0.2)
+            if ready:
+                line = stdout.readline()
+                if line:
+                    host, port = json.loads(line)
+                    return host, int(port)
+                break  # EOF: the server exited
+            if self._process.poll() is not None:
+                break
+        self.stop()
+        raise CellError(f"the embedded ZEO server did not start: {self._last_error()}")
+
+    def _last_error(self) -> str:
+        self._log.seek(0)
+        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln]
+        return lines[-1] if lines else f"exit code {self._process.returncode}"
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after a grace period)."""
+        process = self._process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        self._log.close()
+
+    def __enter__(self) -> ZEOServerProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _encode(request: ServerRequest) -> dict[str, Any]:
+    return asdict(request)
+
+
+def _decode(data: dict[str, Any]) -> ServerRequest:
+    return ServerRequest(
+        source=ConfigSource(**data["source"]), database=data["database"], index=data["index"]
+    )
+
+
+def serve(request: ServerRequest, report: Any = None) -> None:
+    """Open the inner storage and serve it until told to stop (server process side)."""
+    from ZEO.StorageServer import StorageServer
+
+    from zodbshootout.storage import embedded_zeo_sections
+
+    config = parse_source(request.source)
+    section = embedded_zeo_sections(config.databases[request.database])[request.index]
+    storage = section.config.base.open()
+    server = StorageServer(("127.0.0.1", 0), {"1": storage})
+    stop = threading.Event()
+
+    def shut_down(*_args: object) -> None:
+        if not stop.is_set():
+            stop.set()
+            server.close()
+
+    signal.signal(signal.SIGTERM, shut_down)
+    signal.signal(signal.SIGINT, shut_down)
+
+    def watch_parent() -> None:
+        # Our stdin is the runner's pipe: EOF means the runner is gone.
+        sys.stdin.buffer.read()
+        shut_down()
+
+    threading.Thread(target=watch_parent, daemon=True, name="watch-parent").start()
+    host, port = server.acceptor.addr[:2]
+    out = report or sys.stdout
+    out.write(json.dumps([host, port]) + "\n")
+    out.flush()
+    try:
+        server.loop()
+    finally:
+        storage.close()
+
+
+def main() -> None:
+    request = _decode(json.loads(sys.stdin.buffer.readline()))
+    serve(request)
+
+
+if __name__ == "__main__":
+    main()
