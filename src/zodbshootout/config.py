@@ -29,6 +29,7 @@ _SCHEMA_TEXT = """\
 <schema>
   <import package="ZODB"/>
   <import package="zodbshootout"/>
+  <import package="relstorage"/>
   <multisection type="ZODB.database" name="+" attribute="databases" required="yes">
     <description>The databases to measure; the section names are the table's columns.</description>
   </multisection>

@@ -132,7 +132,7 @@ def populate(db: Any, concurrency: int, container_factory: Any = PersistentMappi
     try:
         tm.begin()
         root = conn.root()
-        foreign = sorted(str(key) for key in root.keys() if key != ROOT_KEY)
+        foreign = sorted(str(key) for key in root if key != ROOT_KEY)
         if foreign:
             shown = ", ".join(repr(k) for k in foreign[:3])
             more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""

@@ -42,7 +42,8 @@ class ZEOServerProcess:
 
     def __init__(self, request: ServerRequest) -> None:
         self.request = request
-        self._log = tempfile.TemporaryFile(mode="w+b")
+        # Open for the server's lifetime; closed in stop().
+        self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
         env = dict(os.environ)
         # The server needs this package importable even when run from a checkout.
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)

@@ -58,9 +58,10 @@ def _format_block(databases: list[str], block: Block) -> list[str]:
     header = with_comma(header)
     rows = [with_comma(row) for row in rows]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [" ".join(text.ljust(width) for text, width in zip(header, widths)).rstrip()]
+    titles = [text.ljust(width) for text, width in zip(header, widths, strict=True)]
+    lines = [" ".join(titles).rstrip()]
     for row in rows:
         parts = [row[0].ljust(widths[0])]
-        parts += [text.rjust(width) for text, width in zip(row[1:], widths[1:])]
+        parts += [text.rjust(width) for text, width in zip(row[1:], widths[1:], strict=True)]
         lines.append(" ".join(parts).rstrip())
     return lines

@@ -1,0 +1,127 @@
+"""Shared test helpers: paths, running the real command, reaching servers.
+
+Server-backed tests read their hosts from the environment (defaults: the
+local servers CI provisions) and skip with the reason when a server can't be
+reached; CI provisions every server, so there nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ETC = ROOT / "etc"
+
+POSTGRESQL_HOST = os.environ.get("ZODBSHOOTOUT_PG_HOST", "127.0.0.1")
+POSTGRESQL_PORT = int(os.environ.get("ZODBSHOOTOUT_PG_PORT", "5432"))
+MYSQL_HOST = os.environ.get("ZODBSHOOTOUT_MYSQL_HOST", "127.0.0.1")
+MYSQL_PORT = int(os.environ.get("ZODBSHOOTOUT_MYSQL_PORT", "3306"))
+MEMCACHED_HOST = os.environ.get("ZODBSHOOTOUT_MEMCACHED_HOST", "127.0.0.1")
+MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "11211"))
+
+
+def reachable(host: str, port: int, timeout: float = 1.0) -> str | None:
+    """None when something listens at host:port, else the reason it doesn't."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as e:
+        return f"nothing reachable at {host}:{port} ({e.strerror or e})"
+
+
+def require_server(kind: str) -> None:
+    """Skip the calling test, with the reason, unless the *kind* server answers."""
+    host, port = {
+        "postgresql": (POSTGRESQL_HOST, POSTGRESQL_PORT),
+        "mysql": (MYSQL_HOST, MYSQL_PORT),
+        "memcached": (MEMCACHED_HOST, MEMCACHED_PORT),
+    }[kind]
+    reason = reachable(host, port)
+    if reason:
+        pytest.skip(f"{kind} server not available: {reason}")
+
+
+def run_cli(*args: str, timeout: float = 300, env: dict | None = None,
+            input_text: str | None = None, cwd: str | os.PathLike | None = None
+            ) -> subprocess.CompletedProcess:
+    """Run ``python -m zodbshootout ARGS`` as a user would; capture its output."""
+    full_env = dict(os.environ)
+    full_env.pop("ZODBSHOOTOUT_DATA", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "zodbshootout", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        input=input_text,
+        stdin=None if input_text is not None else subprocess.DEVNULL,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture
+def write_config(tmp_path):
+    """Write a configuration text to a file and return its path."""
+
+    def write(text: str, name: str = "test.conf") -> str:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return str(path)
+
+    return write
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """A private $ZODBSHOOTOUT_DATA for in-process runs."""
+    path = tmp_path / "data"
+    path.mkdir()
+    monkeypatch.setenv("ZODBSHOOTOUT_DATA", str(path))
+    return str(path)
+
+
+@pytest.fixture
+def postgresql_dsn():
+    """A DSN of a fresh PostgreSQL database for this test, dropped afterwards."""
+    require_server("postgresql")
+    psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is not installed")
+    name = f"zodbshootout_t{os.getpid()}"
+    admin = psycopg2.connect(host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres",
+                             dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        cursor.execute(f"CREATE DATABASE {name}")
+    try:
+        yield f"dbname={name} user=postgres host={POSTGRESQL_HOST} port={POSTGRESQL_PORT}"
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.close()
+
+
+@pytest.fixture
+def mysql_database():
+    """The name of a fresh MySQL/MariaDB database for this test, dropped afterwards."""
+    require_server("mysql")
+    pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed")
+    name = f"zodbshootout_t{os.getpid()}"
+    admin = pymysql.connect(host=MYSQL_HOST, port=MYSQL_PORT, user="root", password="")
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        cursor.execute(f"CREATE DATABASE {name}")
+    try:
+        yield name
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()

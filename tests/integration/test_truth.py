@@ -1,0 +1,141 @@
+"""Truth tests: every phase measures the layer it names, for every storage type.
+
+Real worker processes run a real stage against each storage; the per-worker
+counters (caches.counters) say where each load came from:
+
+- cold and prefetch fetch every object from the storage itself;
+- hot makes no request to a server (the client cache answers);
+- steamin makes no load at all (the pickle cache answers);
+- warm is served by a persistent or shared cache only where one is configured.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from zodbshootout.config import load_config
+from zodbshootout.options import RunOptions
+from zodbshootout.runner import Runner
+
+N = 40
+# Objects a read loads besides the N measured ones: root, the tool's mapping,
+# the worker's container.
+OVERHEAD = 3
+
+EMBEDDED = {
+    "filestorage": """
+        <zodb db>
+          <filestorage>
+            path $(ZODBSHOOTOUT_DATA)/fs.fs
+          </filestorage>
+        </zodb>
+    """,
+    "zeo": """
+        <zodb db>
+          <embeddedzeo>
+            <filestorage>
+              path $(ZODBSHOOTOUT_DATA)/zeo.fs
+            </filestorage>
+          </embeddedzeo>
+        </zodb>
+    """,
+    "zeo_persistent_cache": """
+        <zodb db>
+          <embeddedzeo>
+            client truth
+            <filestorage>
+              path $(ZODBSHOOTOUT_DATA)/zeo.fs
+            </filestorage>
+          </embeddedzeo>
+        </zodb>
+    """,
+    "sqlite": """
+        <zodb db>
+          <relstorage>
+            <sqlite3>
+              data-dir $(ZODBSHOOTOUT_DATA)/sqlite
+            </sqlite3>
+          </relstorage>
+        </zodb>
+    """,
+}
+
+# Storages whose client caches live in the worker and answer the hot phase.
+CLIENT_CACHED = {"zeo", "zeo_persistent_cache", "sqlite", "postgresql",
+                 "postgresql_persistent_cache", "mysql"}
+# (RelStorage ignores cache-local-dir on SQLite: its persistent cache is
+# measured on PostgreSQL.)
+PERSISTENT_CACHED = {"zeo_persistent_cache", "postgresql_persistent_cache"}
+
+
+def measure(config_path: str, data_dir: str, concurrency: int):
+    config = load_config(config_path, data_dir)
+    options = RunOptions(object_counts=(N,), concurrencies=(concurrency,), repetitions=1)
+    result = Runner(config, options).run()
+    assert not result.failures, result.failures
+    by_phase: dict[str, list] = {}
+    for m in result.measurements:
+        by_phase.setdefault(m.phase, []).append(m.timing)
+    assert all(len(timings) == concurrency for timings in by_phase.values())
+    return by_phase
+
+
+def assert_truthful(kind: str, by_phase: dict) -> None:
+    for timing in by_phase["cold"] + by_phase["prefetch"]:
+        assert timing.loads == N + OVERHEAD, (timing.phase, timing)
+        assert timing.storage_loads == N + OVERHEAD, (timing.phase, timing)
+    for timing in by_phase["hot"]:
+        assert timing.loads == N + OVERHEAD, timing
+        if kind in CLIENT_CACHED:
+            assert timing.storage_loads == 0, timing
+            assert timing.cache_hits >= N, timing
+        else:
+            assert timing.storage_loads == N + OVERHEAD, timing
+    for timing in by_phase["steamin"]:
+        assert timing.loads == 0, timing
+        assert timing.storage_loads == 0, timing
+    for timing in by_phase["warm"]:
+        assert timing.loads == N + OVERHEAD, timing
+        if kind in PERSISTENT_CACHED:
+            # The writer with the same number left these objects in the cache file.
+            assert timing.storage_loads < N, timing
+        else:
+            # Opening the database may already have cached the root; every
+            # measured object still comes from the storage.
+            assert timing.storage_loads >= N, timing
+
+
+@pytest.mark.parametrize("kind", sorted(EMBEDDED))
+def test_embedded_storages_measure_what_each_phase_names(kind, write_config, data_dir):
+    concurrency = 1 if kind == "filestorage" else 2
+    by_phase = measure(write_config(EMBEDDED[kind]), data_dir, concurrency)
+    assert_truthful(kind, by_phase)
+
+
+@pytest.mark.postgresql
+def test_relstorage_postgresql(write_config, data_dir, postgresql_dsn):
+    path = write_config(f"""
+        <zodb db>
+          <relstorage>
+            <postgresql>
+              dsn {postgresql_dsn}
+            </postgresql>
+          </relstorage>
+        </zodb>
+    """)
+    assert_truthful("postgresql", measure(path, data_dir, 2))
+
+
+@pytest.mark.postgresql
+def test_relstorage_postgresql_persistent_cache(write_config, data_dir, postgresql_dsn):
+    path = write_config(f"""
+        <zodb db>
+          <relstorage>
+            cache-local-dir $(ZODBSHOOTOUT_DATA)
+            <postgresql>
+              dsn {postgresql_dsn}
+            </postgresql>
+          </relstorage>
+        </zodb>
+    """)
+    assert_truthful("postgresql_persistent_cache", measure(path, data_dir, 2))

@@ -1,0 +1,57 @@
+"""The classic table against golden text."""
+
+import pathlib
+
+from zodbshootout.render.csv import format_csv
+from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+
+
+def _timing(phase, worker, seconds, objects):
+    return PhaseTiming(phase, worker, seconds, objects, loads=0, storage_loads=0, cache_hits=0)
+
+
+def _result(concurrencies=(2,)):
+    phases = ["add", "cold", "steamin"]
+    seconds = {"add": 0.1, "cold": 0.05, "steamin": 0.0005}
+    measurements = []
+    for concurrency in concurrencies:
+        databases = [("postgresql", 1.0), ("zeo_fs", 1.25)]
+        if concurrency == 1:
+            databases.append(("fs", 0.8))  # FileStorage is measurable by one process
+        for database, factor in databases:
+            for repetition in (1, 2):
+                for phase in phases:
+                    for worker in range(concurrency):
+                        duration = seconds[phase] * factor * (1 + 0.1 * repetition)
+                        measurements.append(Measurement(
+                            database, concurrency, 1000, repetition,
+                            _timing(phase, worker, duration, 1000),
+                        ))
+    failures = [Failure("fs", c, 1000, tuple(phases),
+                        "FileStorage can be opened by only one process at a time")
+                for c in concurrencies if c > 1]
+    return RunResult(
+        databases=["postgresql", "zeo_fs", "fs"], object_counts=[1000],
+        concurrencies=list(concurrencies), phases=phases, repetitions=2,
+        measurements=measurements, failures=failures,
+    )
+
+
+def test_classic_table_matches_golden():
+    lines = format_csv(_result())
+    assert "\n".join(lines) + "\n" == (GOLDEN / "classic_table.txt").read_text()
+
+
+def test_several_concurrency_levels_make_blocks():
+    lines = format_csv(_result(concurrencies=(1, 2)))
+    assert "\n".join(lines) + "\n" == (GOLDEN / "classic_table_blocks.txt").read_text()
+
+
+def test_min_aggregate_takes_fastest_repetition():
+    mean_row = format_csv(_result(), "mean")[1]
+    min_row = format_csv(_result(), "min")[1]
+    # Add: 2000 objects / 0.11 s and / 0.12 s -> mean 17424, best 18182.
+    assert mean_row.split()[3:5] == ["17424,", "13939,"]
+    assert min_row.split()[3:5] == ["18182,", "14545,"]
