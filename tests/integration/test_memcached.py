@@ -1,0 +1,93 @@
+"""RelStorage with memcached as a shared cache: what each phase does to memcached.
+
+Facts measured against RelStorage 4.3 (and asserted here, so a release that
+changes them makes this test fail and the documentation get revisited):
+writers store every committed object in memcached; a fresh reader process
+does not read memcached for objects it has not seen change (its warm reads
+go to the database); cold and prefetch empty memcached before reading.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from conftest import MEMCACHED_HOST, MEMCACHED_PORT, MYSQL_HOST, MYSQL_PORT, require_server
+
+from zodbshootout.config import load_config
+from zodbshootout.options import RunOptions
+from zodbshootout.runner import Runner
+
+pytestmark = [pytest.mark.memcached, pytest.mark.mysql]
+
+N = 30
+CONCURRENCY = 2
+
+
+def memcached_stats() -> dict[str, int]:
+    with socket.create_connection((MEMCACHED_HOST, MEMCACHED_PORT), timeout=5) as s:
+        s.sendall(b"stats\r\n")
+        data = b""
+        while not data.endswith(b"END\r\n"):
+            data += s.recv(65536)
+    stats = {}
+    for line in data.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            stats[parts[1]] = int(parts[2])
+    return stats
+
+
+@pytest.fixture
+def mysql_mc_config(write_config, mysql_database):
+    require_server("memcached")
+    pytest.importorskip("pylibmc", reason="pylibmc is not installed")
+    return write_config(f"""
+        <zodb mysql_mc>
+          <relstorage>
+            cache-servers {MEMCACHED_HOST}:{MEMCACHED_PORT}
+            cache-module-name relstorage.pylibmc_wrapper
+            cache-prefix {mysql_database}
+            <mysql>
+              driver PyMySQL
+              host {MYSQL_HOST}
+              port {MYSQL_PORT}
+              user root
+              db {mysql_database}
+            </mysql>
+          </relstorage>
+        </zodb>
+    """)
+
+
+def run_phases(config_path: str, data_dir: str, *phases: str) -> dict[str, int]:
+    """Run the phases; return how memcached's counters moved meanwhile."""
+    before = memcached_stats()
+    options = RunOptions(object_counts=(N,), concurrencies=(CONCURRENCY,), repetitions=1,
+                         phases=phases)
+    result = Runner(load_config(config_path, data_dir), options).run()
+    assert not result.failures, result.failures
+    after = memcached_stats()
+    return {key: after[key] - before.get(key, 0) for key in after}
+
+
+def test_writes_fill_memcached_and_fresh_readers_do_not_read_it(mysql_mc_config, data_dir):
+    moved = run_phases(mysql_mc_config, data_dir, "add", "update", "warm")
+    # Every committed object state went to memcached, for both writes.
+    assert moved["cmd_set"] >= 2 * N * CONCURRENCY
+    # RelStorage 4.3: no lookups for objects a fresh process has not seen change.
+    assert moved["cmd_get"] == 0
+    assert moved["cmd_flush"] == 0  # warm clears nothing
+
+
+def test_cold_and_prefetch_empty_memcached(mysql_mc_config, data_dir):
+    moved = run_phases(mysql_mc_config, data_dir, "cold", "prefetch")
+    # Each worker empties every cache, the shared one included, before each phase.
+    assert moved["cmd_flush"] == 2 * CONCURRENCY
+
+
+def test_table_explains_what_memcached_can_do(mysql_mc_config, data_dir):
+    options = RunOptions(object_counts=(N,), concurrencies=(1,), repetitions=1,
+                         phases=("warm",))
+    result = Runner(load_config(mysql_mc_config, data_dir), options).run()
+    assert any("shared cache" in note and "warm" in note for note in result.notes)

@@ -1,0 +1,1 @@
+"""Helpers the integration tests share (hosts in network namespaces, servers)."""
