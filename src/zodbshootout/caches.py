@@ -15,6 +15,7 @@ numbers themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,12 @@ from typing import Any
 # counted where the client sends them (see install_request_counters).
 _requests_sent = {"zeo": 0, "relstorage": 0}
 _installed: set[str] = set()
+
+#: Called as ``observer(kind, client, oid)`` for every request counted above,
+#: in the thread that sends it: when workers are threads of one process, the
+#: process-wide totals must be split per worker (see thread_counting).
+#: *client* is ZEO's connection object (None for RelStorage).
+request_observer: Callable[[str, Any, Any], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,9 @@ def clear_storage_caches(db: Any) -> None:
         raise CellError(
             f"zodbshootout doesn't know how to empty the caches of {type(storage).__name__}"
         )
+    from zodbshootout.blobs import clear_blob_cache
+
+    clear_blob_cache(storage)
 
 
 def install_request_counters(db: Any) -> None:
@@ -119,6 +129,8 @@ def _count_zeo_requests() -> None:
     def load_before(self: Any, oid: bytes, tid: bytes) -> Any:
         if (oid, tid) not in self.futures:
             _requests_sent["zeo"] += 1
+            if request_observer is not None:
+                request_observer("zeo", self.client, oid)
         return original(self, oid, tid)
 
     Protocol.load_before = load_before
@@ -131,11 +143,15 @@ def _count_relstorage_reads(storage: Any) -> None:
 
     def counted_load_current(self: Any, cursor: Any, oid: int) -> Any:
         _requests_sent["relstorage"] += 1
+        if request_observer is not None:
+            request_observer("relstorage", None, oid)
         return load_current(self, cursor, oid)
 
     def counted_load_currents(self: Any, cursor: Any, oids: Any) -> Any:
         for row in load_currents(self, cursor, oids):
             _requests_sent["relstorage"] += 1
+            if request_observer is not None:
+                request_observer("relstorage", None, row[0])
             yield row
 
     mover_class.load_current = counted_load_current

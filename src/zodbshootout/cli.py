@@ -1,7 +1,8 @@
 """The ``zodbshootout`` command: arguments → options → run → table.
 
-Only this module prints.  The table goes to stdout, progress and errors to
-stderr.  Exit codes: 0 every cell measured, 1 some cells failed (each says
+Only this module and :mod:`zodbshootout.subcommands` (the outputs and the
+show/compare/plot/export subcommands) print.  The table goes to stdout,
+progress and errors to stderr.  Exit codes: 0 every cell measured, 1 some cells failed (each says
 why), 2 nothing could be run (bad usage, configuration or environment),
 130/143 interrupted by SIGINT/SIGTERM (what was measured is still printed).
 """
@@ -10,22 +11,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
-from zodbshootout import __version__
+from zodbshootout import __version__, dbstate, diagnostics
 from zodbshootout.config import DATA_DIR_VARIABLE, ConfigError, load_config
+from zodbshootout.dbinfo import format_description
 from zodbshootout.errors import UsageError
 from zodbshootout.options import DEFAULT_OBJECT_SIZE_BYTES, RunOptions
-from zodbshootout.phases import PHASES
-from zodbshootout.render.csv import format_csv
+from zodbshootout.phases import ALL_PHASES, PHASES
+from zodbshootout.progress import RunPlan, make_progress
+from zodbshootout.redact import enable_debug_log, find_secrets, install_log_redaction, redact
 from zodbshootout.results import RunResult
 from zodbshootout.runner import ProgressEvent, Runner
+from zodbshootout.subcommands import (
+    SUBCOMMANDS,
+    RunOutputs,
+    add_output_arguments,
+    main_subcommand,
+    print_spread_warning,
+    print_table,
+)
 
 EXIT_OK = 0
 EXIT_CELLS_FAILED = 1
@@ -61,8 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
             "updates and reads, with several worker processes at once."
         ),
         epilog=(
-            f"Phases: {', '.join(PHASES)}. Embedded databases keep their files in "
-            f"${DATA_DIR_VARIABLE} (default: a temporary directory removed after the run)."
+            f"Phases: {', '.join(PHASES)} (the default); extra benchmarks: "
+            f"{', '.join(ALL_PHASES[len(PHASES):])}; 'all' selects everything. "
+            f"Embedded databases keep their files in "
+            f"${DATA_DIR_VARIABLE} (default: a temporary directory removed after the run). "
+            "Saved runs (-o): zodbshootout show|compare|plot|export RESULT.json ..., "
+            "each with its own --help."
         ),
     )
     parser.add_argument("config", metavar="CONFIG", help="ZConfig file of <zodb NAME> sections")
@@ -75,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "-c", "--concurrency", metavar="C[,C...]", type=_positive_ints, action="append",
-        help="worker processes that run each phase at once (default: 2)",
+        help="workers (processes, or threads with --threads) that run each phase at once "
+        "(default: 2)",
     )
     parser.add_argument(
         "-r", "--repetitions", metavar="R", type=int, default=3,
@@ -97,10 +115,136 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", metavar="SECONDS", type=float, default=600.0,
         help="give up on a stage whose workers take longer than this (default: 600)",
     )
+    add_output_arguments(parser)
+    _add_state_arguments(parser)
+    _add_mode_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="after the table, describe each database on stderr: server, driver, history "
+        "mode, caches, round-trip latency",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     parser.add_argument("--version", action="version", version=f"zodbshootout {__version__}")
     return parser
+
+
+def _add_state_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options for the database's state and for diagnostics (dbstate, diagnostics)."""
+    parser.add_argument(
+        "--min-objects", metavar="N", type=int, default=0,
+        help="keep at least N other objects in each database (written once, untimed, "
+        "under the tool's root key), to measure how the storage scales",
+    )
+    parser.add_argument(
+        "--pack", action="store_true",
+        help="pack each database before measuring it (untimed)",
+    )
+    parser.add_argument(
+        "--zap", metavar="force|NAME,...", nargs="?", const="", default=None,
+        help="ERASE ALL DATA of the databases first: --zap asks for each database, "
+        "--zap a,b asks for a and b only, --zap force erases all without asking, "
+        "--zap force,a erases a without asking; any answer but y or yes means no. "
+        "It takes the next word as its value: put it last or write --zap=VALUE",
+    )
+    parser.add_argument(
+        "--leaks", action="store_true",
+        help="report how many objects (by type) each phase left behind in the workers",
+    )
+    parser.add_argument(
+        "--log", metavar="LEVEL|FILE.conf",
+        help="log storages' messages in the runner and the workers: a level (e.g. DEBUG) "
+        "to stderr, or a ZConfig file of <eventlog>/<logger> sections",
+    )
+
+
+def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options for how workers run and what they store (concurrency, workload, blobs)."""
+    parser.add_argument(
+        "--threads", nargs="?", const="shared", choices=("shared", "unique"), default=None,
+        help="run the workers as threads of one process instead of processes: one DB "
+        "shared by all threads (shared, the default) or one DB per thread (unique); "
+        "before PHASE names write --threads=VALUE",
+    )
+    parser.add_argument(
+        "--gevent", action="store_true",
+        help="run the workers as gevent greenlets in one monkey-patched child process "
+        "(implies --threads; needs the gevent extra and a gevent-compatible driver)",
+    )
+    parser.add_argument(
+        "--btrees", nargs="?", const="IO", choices=("IO", "OO"), default=None,
+        help="keep each worker's objects in a BTree (IOBTree by default, or OOBTree) "
+        "instead of a PersistentMapping",
+    )
+    parser.add_argument(
+        "--blobs", action="store_true",
+        help="store each object as a ZODB blob and read its file back (needs blob-dir "
+        "in the storage section, see etc/blobs.conf)",
+    )
+
+
+def _mode_options(args: argparse.Namespace) -> dict[str, Any]:
+    """RunOptions fields for the concurrency mode and the object shapes."""
+    from zodbshootout.gevent_host import require_gevent
+
+    mode = "processes"
+    if args.gevent:
+        require_gevent()
+        mode = "gevent"
+    elif args.threads:
+        mode = "threads"
+    return {
+        "mode": mode,
+        "threads": args.threads or "shared",
+        "btrees": args.btrees,
+        "blobs": args.blobs,
+    }
+
+
+def _expand_phases(named: Sequence[str] | None) -> tuple[str, ...]:
+    """The selected phase names, ``all`` standing for every phase and benchmark."""
+    if not named:
+        return PHASES
+    expanded: list[str] = []
+    for name in named:
+        expanded.extend(ALL_PHASES if name == "all" else [name])
+    return tuple(dict.fromkeys(expanded))
+
+
+def _confirm_zaps(
+    args: argparse.Namespace, options: RunOptions, databases: list[str]
+) -> RunOptions:
+    """Options whose ``zap`` holds the databases that --zap may wipe (asked on stdin).
+
+    A prompt defaults to no: an empty answer, end of input, or a standard
+    input that is not a terminal all keep the database as it is.
+    """
+    if args.zap is None:
+        return options
+    request = dbstate.parse_zap_option(args.zap)
+    interactive = sys.stdin is not None and sys.stdin.isatty()
+
+    def ask(name: str) -> bool:
+        if not interactive:
+            print(
+                f"zodbshootout: not zapping {name}: standard input is not a terminal "
+                f"(--zap force,{name} zaps it without asking)",
+                file=sys.stderr,
+            )
+            return False
+        print(
+            f"Zap database {name}? This erases ALL its data, also data zodbshootout "
+            "did not write. [y/N] ",
+            end="", file=sys.stderr, flush=True,
+        )
+        try:
+            answer = sys.stdin.readline()
+        except (OSError, ValueError):
+            answer = ""
+        return dbstate.is_yes(answer or None)
+
+    confirmed = dbstate.databases_to_zap(request, databases, ask)
+    return dataclasses.replace(options, zap=confirmed)
 
 
 def options_from_args(args: argparse.Namespace) -> RunOptions:
@@ -111,7 +255,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
             return (default,)
         return tuple(dict.fromkeys(v for values in lists for v in values))
 
-    phases = tuple(args.phases) if args.phases else PHASES
+    phases = _expand_phases(args.phases)
     try:
         return RunOptions(
             object_counts=flat(args.object_counts, 1000),
@@ -122,6 +266,11 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
             aggregate=args.aggregate,
             profile_dir=args.profile,
             timeout_seconds=args.timeout,
+            min_objects=args.min_objects,
+            pack=args.pack,
+            leaks=args.leaks,
+            log=diagnostics.parse_log_option(args.log) if args.log else None,
+            **_mode_options(args),
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -158,56 +307,171 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C but with its own exit code."""
 
 
-def _raise_terminated(_signum: int, _frame: Any) -> None:
-    raise _Terminated()
+@contextlib.contextmanager
+def _interruptible(received: list[str]) -> Iterator[None]:
+    """Turn SIGINT and SIGTERM into KeyboardInterrupt, noting which came first.
+
+    The runner stops its workers and servers on KeyboardInterrupt and returns
+    what was measured; *received* tells the exit code which signal it was.
+    """
+
+    def handler(signum: int, _frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if not received:
+            received.append(name)
+        raise _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def exit_code(result: RunResult) -> int:
+    """DESIGN.md's exit codes for a finished (or interrupted) run.
+
+    2 only when nothing at all could be measured because every database was
+    refused or could not be set up (unreachable, wrong password, missing
+    driver); when some database was measured, the others' failures are
+    cells that failed (1).
+    """
     if result.interrupted:
         return EXIT_SIGTERM if result.metadata.get("signal") == "SIGTERM" else EXIT_SIGINT
-    if result.failures and set(result.metadata.get("refused", [])) >= set(result.databases):
+    if result.failures and not result.measurements and nothing_could_run(result):
         return EXIT_USAGE
     return EXIT_OK if result.complete else EXIT_CELLS_FAILED
 
 
+def nothing_could_run(result: RunResult) -> bool:
+    """True when every database was refused or failed before its first measurement."""
+    unusable = set(result.metadata.get("refused", [])) | set(
+        result.metadata.get("setup_failed", [])
+    )
+    return bool(result.databases) and unusable >= set(result.databases)
+
+
+def format_setup_errors(result: RunResult) -> list[str]:
+    """One ``error:`` line per database that could not be set up (for stderr)."""
+    lines = []
+    for database in result.databases:
+        reason = next((f.reason for f in result.failures if f.database == database), None)
+        if reason is not None:
+            lines.append(f"zodbshootout: error: {database}: {reason}")
+    return lines
+
+
+def report_error(error: BaseException, args: Any, internal: bool = False) -> int:
+    """Print *error* as one line (and, with --debug, its traceback), passwords masked.
+
+    A user's mistake exits 2; an *internal* error (a bug) exits 1 and asks
+    for the traceback, which --debug shows.
+    """
+    secrets = _secrets_of(args)
+    debug = bool(getattr(args, "debug", False))
+    if debug:
+        text = "".join(traceback.format_exception(error))
+        print(redact(text, secrets), end="", file=sys.stderr)
+    message = redact(" ".join(str(error).split()), secrets)
+    if internal:
+        hint = "" if debug else " (run again with --debug to see where, and please report it)"
+        print(
+            f"zodbshootout: internal error: {type(error).__name__}: {message}{hint}",
+            file=sys.stderr,
+        )
+        return EXIT_CELLS_FAILED
+    print(f"zodbshootout: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _secrets_of(args: Any) -> set[str]:
+    """The passwords of the configuration file named on the command line, if readable."""
+    path = getattr(args, "config", None)
+    if not path:
+        return set()
+    try:
+        with open(path, encoding="utf-8") as file:
+            return find_secrets(file.read())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return set()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return main_subcommand(argv)
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
+        args = build_parser().parse_intermixed_args(argv)
+        if args.debug:
+            enable_debug_log()
         options = options_from_args(args)
         if options.profile_dir:
             os.makedirs(options.profile_dir, exist_ok=True)
         with data_directory() as data_dir:
             config = load_config(args.config, data_dir)
-            result = _run(config, options, quiet=args.quiet)
-    except (UsageError, ConfigError) as e:
-        if args is not None and args.debug:
-            raise
-        print(f"zodbshootout: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as e:
-        if args is not None and args.debug:
-            raise
-        print(f"zodbshootout: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    for line in format_csv(result, options.aggregate):
-        print(line)
-    return exit_code(result)
+            options = _confirm_zaps(args, options, config.names)
+            diagnostics.configure_logging(options.log, find_secrets(config.source.text))
+            outputs = RunOutputs(args)
+            result = _run(config, options, quiet=args.quiet, outputs=outputs)
+        outputs.finish(result)
+    except (UsageError, ConfigError, OSError) as e:
+        return report_error(e, args)
+    except KeyboardInterrupt:
+        # Interrupted before or after the run itself: nothing to show.
+        return EXIT_SIGINT
+    except Exception as e:
+        return report_error(e, args, internal=True)
+    code = exit_code(result)
+    if code == EXIT_USAGE:
+        for line in format_setup_errors(result):
+            print(line, file=sys.stderr)
+        return code
+    if outputs.table_on_stdout:
+        print_table(result, outputs.format, options.aggregate)
+    print_spread_warning(result)
+    if args.verbose:
+        for line in format_database_descriptions(result):
+            print(line, file=sys.stderr)
+    return code
 
 
-def _run(config: Any, options: RunOptions, quiet: bool) -> RunResult:
-    def progress(event: ProgressEvent) -> None:
-        if not quiet:
-            print(format_progress(event), file=sys.stderr, flush=True)
+def format_database_descriptions(result: RunResult) -> list[str]:
+    """The -v lines: what the runner found out about each database before measuring it."""
+    described = result.metadata.get("databases", {})
+    return [format_description(name, described[name])
+            for name in result.databases if name in described]
 
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    runner = Runner(config, options, progress=progress)
+
+def _run(
+    config: Any, options: RunOptions, quiet: bool, outputs: RunOutputs | None = None
+) -> RunResult:
+    plan = RunPlan(config.names, options.object_counts, options.concurrencies, options.repetitions)
+    progress = make_progress(sys.stderr, plan, quiet, format_progress)
+    received: list[str] = []
+    runner = Runner(
+        config,
+        options,
+        progress=progress,
+        on_database_done=outputs.database_done if outputs else None,
+    )
+    if outputs is not None:
+        outputs.describe(runner.result, options, config.source.path, config.source.text)
+    install_log_redaction(runner.secrets)
     try:
-        try:
-            result = runner.run()
-        except _Terminated:
-            runner.result.interrupted = True
-            result = runner.result
+        with _interruptible(received):
+            try:
+                result = runner.run()
+            except KeyboardInterrupt:
+                # A signal that arrived outside the runner's own handling (e.g.
+                # while it saved a result file): what was measured still counts.
+                runner.result.interrupted = True
+                result = runner.result
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # Whatever is printed next (table, error) starts on a clean line.
+        progress.clear()
+    if result.interrupted:
+        result.metadata["signal"] = received[0] if received else "SIGINT"
     return result

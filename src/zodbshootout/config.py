@@ -126,5 +126,7 @@ def _describe(error: ZConfig.ConfigurationError, source: ConfigSource) -> str:
         message = message.replace(noise, "")
     if isinstance(error, ZConfig.SubstitutionReplacementError) and not lineno:
         message = f"{message} (set it in the environment or %define it)"
+    if "'zodb.database'; 0 found" in message:
+        message = "no database to measure: add a <zodb NAME> section for each one"
     where = f"{path}:{lineno}" if lineno else path
     return f"{where}: {message}"

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import re
 
-# Python module -> the extra of this package that installs it.
+# Python module -> the extra of this package that installs it (see pyproject.toml).
 _EXTRA_FOR_MODULE = {
     "psycopg2": "postgresql",
-    "psycopg2cffi": "postgresql",
     "pg8000": "postgresql",
     "MySQLdb": "mysql",
     "pymysql": "mysql",
-    "mysql": "mysql",
     "pylibmc": "memcache",
-    "memcache": "memcache",
+}
+
+# Drivers RelStorage supports that no extra installs: their PyPI names.
+_PACKAGE_FOR_MODULE = {
+    "psycopg2cffi": "psycopg2cffi",
+    "mysql": "mysql-connector-python",
+    "memcache": "python-memcached",
 }
 
 
@@ -31,10 +35,41 @@ def describe_open_error(error: BaseException) -> str:
     missing = _missing_module(error)
     if missing:
         extra = extra_for_module(missing)
-        hint = f"pip install 'zodbshootout[{extra}]'" if extra else f"install {missing}"
+        if extra:
+            hint = f"pip install 'zodbshootout[{extra}]'"
+        else:
+            package = _PACKAGE_FOR_MODULE.get(missing.split(".")[0], missing)
+            hint = f"pip install {package}, or name an installed driver in the section"
         return f"the Python module {missing!r} is not installed: {hint}"
     message = " ".join(str(error).split()) or type(error).__name__
-    return f"cannot open the database: {type(error).__name__}: {message}"
+    return f"cannot open the database: {type(error).__name__}: {message}{_hint_for(message)}"
+
+
+# Words of the servers' own messages -> what the user should check.
+_HINTS = (
+    (
+        ("password authentication failed", "access denied for user", "authentication failed"),
+        "check the user and password in the database's section",
+    ),
+    (
+        ("connection refused", "can't connect", "could not connect", "unknown host",
+         "could not translate host name", "name or service not known", "timed out"),
+        "check that the server is running and the host and port in the database's section",
+    ),
+    (
+        ("does not exist", "unknown database"),
+        "create the database first, or fix its name in the database's section",
+    ),
+)
+
+
+def _hint_for(message: str) -> str:
+    """``" (check ...)"`` for a failure whose cause the message names, else ''."""
+    lowered = message.lower()
+    for needles, hint in _HINTS:
+        if any(needle in lowered for needle in needles):
+            return f" ({hint})"
+    return ""
 
 
 def _missing_module(error: BaseException) -> str | None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from zodbshootout.diagnostics import LogSetup
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
-from zodbshootout.phases import PHASES
+from zodbshootout.phases import ALL_PHASES, PHASES
 from zodbshootout.stats import AGGREGATES
 
 DEFAULT_OBJECT_SIZE_BYTES = 128
@@ -23,6 +24,17 @@ class RunOptions:
     aggregate: str = "mean"
     profile_dir: str | None = None
     timeout_seconds: float = 600.0
+    # Database state and diagnostics (see dbstate and diagnostics).
+    min_objects: int = 0  # objects kept besides the measured ones (--min-objects)
+    pack: bool = False  # pack each database once before measuring it (--pack)
+    zap: tuple[str, ...] = ()  # databases the user confirmed to wipe first (--zap)
+    leaks: bool = False  # count object growth per phase in the workers (--leaks)
+    log: LogSetup | None = None  # logging in the parent and the workers (--log)
+    # Concurrency mode and object shapes (see concurrency and blobs).
+    mode: str = "processes"  # processes | threads | gevent (--threads, --gevent)
+    threads: str = "shared"  # threads and gevent: one DB for all (shared) or each (unique)
+    btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
+    blobs: bool = False  # --blobs: the measured objects are ZODB blobs
 
     def __post_init__(self) -> None:
         problems = list(self.problems())
@@ -40,11 +52,16 @@ class RunOptions:
             found.append("repetitions must be at least 1")
         if self.object_size_bytes < MIN_OBJECT_SIZE_BYTES:
             found.append(f"the object size must be at least {MIN_OBJECT_SIZE_BYTES} bytes")
-        unknown = [p for p in self.phases if p not in PHASES]
+        unknown = [p for p in self.phases if p not in ALL_PHASES]
         if unknown:
-            found.append(f"unknown phase {unknown[0]!r}; choose from {', '.join(PHASES)}")
+            found.append(
+                f"unknown phase {unknown[0]!r}; choose from {', '.join(ALL_PHASES)} or all"
+            )
+        if self.min_objects < 0:
+            found.append("--min-objects must be a whole number of at least 0")
         if not self.phases:
             found.append("select at least one phase")
+        found.extend(_workload_problems(self))
         if self.aggregate not in AGGREGATES:
             found.append(f"unknown aggregate {self.aggregate!r}; choose from mean, min")
         if not self.timeout_seconds > 0:
@@ -54,4 +71,19 @@ class RunOptions:
     @property
     def ordered_phases(self) -> list[str]:
         """The selected phases in the order a run performs them."""
-        return [p for p in PHASES if p in self.phases]
+        return [p for p in ALL_PHASES if p in self.phases]
+
+
+def _workload_problems(options: RunOptions) -> list[str]:
+    """What is wrong with the concurrency mode and the object shapes."""
+    from zodbshootout.concurrency import MODES, SHARINGS
+    from zodbshootout.workload import CONTAINER_KINDS
+
+    found = []
+    if options.mode not in MODES:
+        found.append(f"unknown concurrency mode {options.mode!r}; choose from {', '.join(MODES)}")
+    if options.threads not in SHARINGS:
+        found.append(f"--threads takes {' or '.join(SHARINGS)}, not {options.threads!r}")
+    if options.btrees is not None and options.btrees not in CONTAINER_KINDS:
+        found.append(f"--btrees takes {' or '.join(CONTAINER_KINDS)}, not {options.btrees!r}")
+    return found

@@ -20,13 +20,16 @@ from typing import Any
 
 import transaction
 
-from zodbshootout import caches
+from zodbshootout import benchmarks, blobs, caches
 from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
 from zodbshootout.storage import container_of
 
 WRITE_PHASES = ("add", "update")
 READ_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
 PHASES = WRITE_PHASES + READ_PHASES
+#: Everything selectable by name: the classic phases, then the extra
+#: benchmarks (see zodbshootout.benchmarks), which run only when named.
+ALL_PHASES = PHASES + benchmarks.BENCHMARKS
 
 #: What each phase's preparation empties before the barrier.
 CLEARS = {
@@ -56,13 +59,15 @@ class WorkerScope:
     worker: int
     object_count: int
     object_size_bytes: int
+    blobs: bool = False  # --blobs: the objects are ZODB blobs (see zodbshootout.blobs)
 
 
 def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
     """The write and read stages that measure *selected* phases (in canonical order).
 
     The write stage always adds and updates, because reads check the update's
-    values; a read stage is planned only when a read phase is selected.
+    values; a read stage is planned only when a read phase or an extra
+    benchmark is selected.
     """
     chosen = set(selected)
     writes = [Step(phase, phase in chosen) for phase in WRITE_PHASES]
@@ -74,17 +79,31 @@ def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
             # Fill the storage and pickle caches the way a cold read would.
             reads.append(Step("cold", timed=False))
         reads.append(Step(phase))
+    reads.extend(_benchmark_steps(chosen))
     return writes, reads
+
+
+def _benchmark_steps(chosen: set[str]) -> list[Step]:
+    """The extra benchmarks run last in the read stage, after the classic reads.
+
+    There they find the update's data written (readcurrent reads it), run in
+    processes that wrote nothing, and can't change what a classic phase measures.
+    """
+    return [Step(phase) for phase in benchmarks.BENCHMARKS if phase in chosen]
 
 
 def prepare(phase: str, scope: WorkerScope) -> Any:
     """Untimed work before the barrier: empty caches, build what will be written."""
+    if phase in benchmarks.RUNS:
+        return benchmarks.prepare(phase, scope)
     clears = CLEARS[phase]
     if "pickle" in clears:
         caches.clear_pickle_cache(scope.db)
     if "storage" in clears:
         caches.clear_storage_caches(scope.db)
     if phase == "add":
+        if scope.blobs:
+            blobs.require_blob_support(scope.db)
         return make_payloads(scope.worker, scope.object_count, 0, scope.object_size_bytes)
     if phase == "update":
         return make_payloads(scope.worker, scope.object_count, UPDATED, scope.object_size_bytes)
@@ -95,8 +114,9 @@ def _add(scope: WorkerScope, payloads: list[bytes]) -> None:
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     container = container_of(conn, scope.worker)
+    make = blobs.new_blob if scope.blobs else BenchmarkObject
     for index, payload in enumerate(payloads):
-        container[index] = BenchmarkObject(payload)
+        container[index] = make(payload)
     tm.commit()
     conn.close()
 
@@ -105,8 +125,12 @@ def _update(scope: WorkerScope, payloads: list[bytes]) -> None:
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     container = container_of(conn, scope.worker)
-    for index, payload in enumerate(payloads):
-        container[index].payload = payload
+    if scope.blobs:
+        for index, payload in enumerate(payloads):
+            blobs.rewrite_blob(container[index], payload)
+    else:
+        for index, payload in enumerate(payloads):
+            container[index].payload = payload
     tm.commit()
     conn.close()
 
@@ -117,7 +141,10 @@ def _read(scope: WorkerScope, prefetch: bool) -> list[bytes]:
     container = container_of(conn, scope.worker)
     if prefetch:
         conn.prefetch(container.values())
-    read = [container[index].payload for index in range(scope.object_count)]
+    if scope.blobs:
+        read = [blobs.read_blob(container[index]) for index in range(scope.object_count)]
+    else:
+        read = [container[index].payload for index in range(scope.object_count)]
     tm.commit()
     conn.close()
     return read
@@ -140,11 +167,14 @@ RUNS: dict[str, Callable[[WorkerScope, Any], Any]] = {
     "prefetch": _read_prefetched,
     "hot": _read_plain,
     "steamin": _read_plain,
+    **benchmarks.RUNS,
 }
 
 
 def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
     """Untimed check after the phase: a read must return what update wrote."""
+    if phase in benchmarks.RUNS:
+        benchmarks.verify(phase, scope, outcome)
     if phase in READ_PHASES:
         check_payloads(
             scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count

@@ -8,7 +8,9 @@ and any DSN-shaped password it recognises, with ``***``.
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Iterable
 
 MASK = "***"
@@ -34,7 +36,7 @@ def find_secrets(config_text: str) -> set[str]:
         )
 
     expanded = expand(config_text)
-    secrets = set()
+    secrets: set[str] = set()
     for text in (config_text, expanded):
         secrets.update(v for v in _KEY_VALUE.findall(text))
         for match in _DSN_PASSWORD.finditer(text):
@@ -54,3 +56,88 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 
     text = _DSN_PASSWORD.sub(mask_dsn, text)
     return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}{m.group(3)}", text)
+
+
+_filtering = threading.local()
+
+
+class RedactingFilter(logging.Filter):
+    """Mask passwords in log records before any handler formats them.
+
+    ZODB, ZEO and RelStorage log through :mod:`logging`; a driver's message
+    (or an exception attached to the record) may quote a DSN.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets = frozenset(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(_filtering, "active", False):
+            # Formatting an exception ran code that logged (RelStorage's
+            # DriverNotAvailableError does, while it renders itself): keep the
+            # nested record's message but not its exception, or this recurses.
+            record.exc_info = None
+            record.exc_text = None
+            record.msg, record.args = redact(record.getMessage(), self.secrets), ()
+            return True
+        _filtering.active = True
+        try:
+            return self._redact(record)
+        finally:
+            _filtering.active = False
+
+    def _redact(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(record.getMessage(), self.secrets)
+        record.args = ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self.secrets)
+        return True
+
+
+def install_log_redaction(secrets: Iterable[str], level: int = logging.ERROR) -> None:
+    """Mask *secrets* in everything this process logs to stderr.
+
+    Applies to the root logger's handlers and to Python's last-resort handler
+    (used when no handler is configured, as in a plain run).  Installing it
+    again replaces the previous filter, so workers can call it per stage.
+    The last-resort handler also stops at *level*: below errors, the
+    libraries' warnings (a refused connection, a disconnected ZEO client)
+    repeat, in several lines, what the tool reports itself in one.
+    """
+    handlers = [*logging.getLogger().handlers]
+    if logging.lastResort is not None:
+        logging.lastResort.setLevel(level)
+        handlers.append(logging.lastResort)
+    for handler in handlers:
+        for old in [f for f in handler.filters if isinstance(f, RedactingFilter)]:
+            handler.removeFilter(old)
+        handler.addFilter(RedactingFilter(secrets))
+
+
+class _ToolOrSevere(logging.Filter):
+    """Pass the tool's own debug records and everyone's warnings and errors."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name.startswith("zodbshootout") or record.levelno >= logging.WARNING
+
+
+def enable_debug_log() -> None:
+    """For --debug: show the tool's debug records (tracebacks of failed cells) on stderr.
+
+    The handler sits on the root logger so that :func:`install_log_redaction`
+    masks passwords in what it prints, too.
+    """
+    root = logging.getLogger()
+    if any(getattr(h, "_zodbshootout_debug", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_ToolOrSevere())
+    handler._zodbshootout_debug = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)

@@ -16,7 +16,9 @@ class PhaseTiming:
     """One worker's timed transaction in one phase, with its load counts.
 
     ``seconds`` spans open → commit → close of the phase's one transaction.
-    The counts are this worker's deltas over the phase (see caches.Counters).
+    The counts are this worker's deltas over the phase (see caches.Counters;
+    for thread workers, thread_counting says how they are split — with one
+    shared DB only worker 0 records ``cache_hits``, for all workers).
     """
 
     phase: str
@@ -26,6 +28,11 @@ class PhaseTiming:
     loads: int
     storage_loads: int | None
     cache_hits: int | None
+    #: Commits this worker had to abort and retry (conflict benchmarks only).
+    conflicts: int = 0
+    #: With --leaks: growth of the gc-tracked objects over the phase, by type
+    #: name, plus "*total*"; None when not measured (see diagnostics).
+    object_growth: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import transaction
 from persistent.mapping import PersistentMapping
+from ZConfig.matcher import SectionValue
 from ZODB.config import BaseConfig
 
 from zodbshootout.config import ConfigSource, LoadedConfig, parse_source
@@ -23,20 +24,22 @@ from zodbshootout.errors import CellError
 #: The only root key the tool ever writes.
 ROOT_KEY = "zodbshootout"
 
-# Storages whose data lives in one process's memory or behind one process's
-# lock: other worker processes can't see or open it.
-_SINGLE_PROCESS_REASONS = {
+# Storages behind one process's lock: one worker process at a time can use them.
+_LOCKED_BY_ONE_PROCESS = {
     "FileStorage": (
         "FileStorage can be opened by only one process at a time; "
-        "measure it with -c 1, or serve it through <embeddedzeo>"
+        "measure it with -c 1 or --threads, or serve it through <embeddedzeo>"
     ),
+}
+# Storages whose data lives in one process's memory: worker processes never see it.
+_IN_ONE_PROCESS_MEMORY = {
     "MappingStorage": (
-        "MappingStorage keeps its data in one process's memory, "
-        "so worker processes can't share it; serve it through <embeddedzeo>"
+        "MappingStorage keeps its data in one process's memory, which worker "
+        "processes can't see; measure it with --threads, or serve it through <embeddedzeo>"
     ),
     "DemoStorage": (
-        "DemoStorage keeps its changes in one process's memory, "
-        "so worker processes can't share them; serve it through <embeddedzeo>"
+        "DemoStorage keeps its changes in one process's memory, which worker "
+        "processes can't see; measure it with --threads, or serve it through <embeddedzeo>"
     ),
 }
 
@@ -60,7 +63,12 @@ def storage_factories(factory: Any) -> Iterator[Any]:
             continue
         for value in vars(current.config).values():
             children = value if isinstance(value, list | tuple) else [value]
-            todo.extend(child for child in children if isinstance(child, BaseConfig))
+            todo.extend(child for child in children if _is_factory(child))
+
+
+def _is_factory(value: Any) -> bool:
+    """A section factory: ZODB's BaseConfig and look-alikes (RelStorage has its own)."""
+    return isinstance(value, BaseConfig) or isinstance(getattr(value, "config", None), SectionValue)
 
 
 def embedded_zeo_sections(database_factory: Any) -> list[EmbeddedZEO]:
@@ -68,13 +76,42 @@ def embedded_zeo_sections(database_factory: Any) -> list[EmbeddedZEO]:
     return [f for f in storage_factories(database_factory) if isinstance(f, EmbeddedZEO)]
 
 
+def _zodb_storage_names(database_factory: Any) -> list[str]:
+    return [
+        type(factory).__name__
+        for factory in storage_factories(database_factory)
+        if type(factory).__module__ == "ZODB.config"
+    ]
+
+
 def single_process_reason(database_factory: Any) -> str | None:
     """Why several processes can't share this database, or None if they can."""
-    for factory in storage_factories(database_factory):
-        reason = _SINGLE_PROCESS_REASONS.get(type(factory).__name__)
-        if reason and type(factory).__module__ == "ZODB.config":
+    for name in _zodb_storage_names(database_factory):
+        reason = _IN_ONE_PROCESS_MEMORY.get(name) or _LOCKED_BY_ONE_PROCESS.get(name)
+        if reason:
             return reason
     return None
+
+
+def process_mode_reason(database_factory: Any, concurrency: int) -> str | None:
+    """Why worker processes can't measure this database at *concurrency*, or None.
+
+    A locked file works for one worker process at a time; data in memory
+    works for none, since the writers' memory is gone before the readers start.
+    """
+    for name in _zodb_storage_names(database_factory):
+        if name in _IN_ONE_PROCESS_MEMORY:
+            return _IN_ONE_PROCESS_MEMORY[name]
+        if name in _LOCKED_BY_ONE_PROCESS and concurrency > 1:
+            return _LOCKED_BY_ONE_PROCESS[name]
+    return None
+
+
+def uses_relstorage_mysql(database_factory: Any) -> bool:
+    """Whether the database is RelStorage on MySQL/MariaDB (see mariadb_compat)."""
+    return any(
+        type(f).__name__ == "MySQLAdapterFactory" for f in storage_factories(database_factory)
+    )
 
 
 def name_client_caches(database_factory: Any, label: str) -> None:
@@ -114,6 +151,10 @@ def open_database(
     for section, address in zip(embedded_zeo_sections(factory), server_addresses, strict=True):
         section.set_address(address)
     name_client_caches(factory, client_label)
+    if uses_relstorage_mysql(factory):
+        from zodbshootout import mariadb_compat
+
+        mariadb_compat.install()
     try:
         return factory.open()
     except CellError:
@@ -132,19 +173,14 @@ def populate(db: Any, concurrency: int, container_factory: Any = PersistentMappi
     try:
         tm.begin()
         root = conn.root()
-        foreign = sorted(str(key) for key in root if key != ROOT_KEY)
-        if foreign:
-            shown = ", ".join(repr(k) for k in foreign[:3])
-            more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
-            raise ForeignDataError(
-                f"its root holds data zodbshootout did not write ({shown}{more}); "
-                "refusing to touch it: point the section at an empty database"
-            )
+        check_root_is_ours(root)
         top = root.get(ROOT_KEY)
         if top is None:
             top = root[ROOT_KEY] = PersistentMapping()
         for worker in list(top):
-            if worker >= concurrency:
+            # String keys (dbstate's filler, the benchmarks' shared objects)
+            # are not workers' containers.
+            if isinstance(worker, int) and worker >= concurrency:
                 del top[worker]
         for worker in range(concurrency):
             top[worker] = container_factory()
@@ -154,6 +190,18 @@ def populate(db: Any, concurrency: int, container_factory: Any = PersistentMappi
         raise
     finally:
         conn.close()
+
+
+def check_root_is_ours(root: Any) -> None:
+    """Raise ForeignDataError if *root* holds any key but ROOT_KEY."""
+    foreign = sorted(str(key) for key in root if key != ROOT_KEY)
+    if foreign:
+        shown = ", ".join(repr(k) for k in foreign[:3])
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise ForeignDataError(
+            f"its root holds data zodbshootout did not write ({shown}{more}); "
+            "refusing to touch it: point the section at an empty database"
+        )
 
 
 def container_of(conn: Any, worker: int) -> Any:

@@ -10,6 +10,8 @@ stops the rest: nothing waits forever and no worker outlives its stage.
 from __future__ import annotations
 
 import cProfile
+import gc
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -22,12 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from zodbshootout import caches, phases
+from zodbshootout import benchmarks, caches, diagnostics, faults, phases
 from zodbshootout.config import ConfigSource
 from zodbshootout.errors import CellError
 from zodbshootout.phases import Step, WorkerScope
+from zodbshootout.redact import find_secrets, install_log_redaction, redact
 from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
+
+_log = logging.getLogger(__name__)
 
 # Modules the fork server imports once, so that each worker starts in
 # milliseconds instead of importing ZODB, ZEO and RelStorage again.
@@ -52,6 +57,9 @@ class StageTask:
     steps: tuple[Step, ...]
     barrier_timeout_seconds: float
     profile_prefix: str | None = None  # path prefix; the phase and worker are appended
+    leaks: bool = False  # count gc-tracked objects around each timed phase (--leaks)
+    log: diagnostics.LogSetup | None = None  # --log: configured in the worker
+    blobs: bool = False  # --blobs: the measured objects are ZODB blobs
 
 
 @dataclass
@@ -62,30 +70,81 @@ class StageOutcome:
     error: str | None = None
 
 
+class WorkerDatabase(Protocol):
+    """The database a worker uses, and how its loads are counted.
+
+    A worker process opens its own (:class:`OwnDatabase`); thread workers get
+    theirs from zodbshootout.concurrency, whose counts are split per thread.
+    """
+
+    db: Any
+
+    def start_counting(self) -> None: ...
+    def stop_counting(self) -> caches.Counters: ...
+    def close(self) -> None: ...
+
+
+class OwnDatabase:
+    """A database this worker process alone uses: the process's counts are its own."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._before: caches.Counters | None = None
+
+    def start_counting(self) -> None:
+        self._before = caches.counters(self.db)
+
+    def stop_counting(self) -> caches.Counters:
+        assert self._before is not None
+        return caches.counters(self.db) - self._before
+
+    def close(self) -> None:
+        self.db.close()
+
+
 def execute_stage(
     task: StageTask,
     barrier: Barrier,
     clock: Callable[[], float] = time.perf_counter,
+    worker_db: WorkerDatabase | None = None,
 ) -> list[PhaseTiming]:
     """Run the stage's steps in this process (or thread); return the timed ones.
 
     Each step: prepare (untimed) → barrier → timed run → barrier → counters
     and checks (untimed).  The second barrier keeps one worker's untimed work
-    (cache clearing, checking) out of the others' timed regions.
+    (cache clearing, checking) out of the others' timed regions.  Without
+    *worker_db* the worker opens the database itself, as a process does.
     """
-    db = open_database(
-        task.source, task.database, list(task.server_addresses), client_label=str(task.worker)
-    )
+    diagnostics.configure_logging(task.log, find_secrets(task.source.text))
+    if worker_db is None:
+        worker_db = OwnDatabase(
+            open_database(
+                task.source,
+                task.database,
+                list(task.server_addresses),
+                client_label=str(task.worker),
+            )
+        )
+    db = worker_db.db
     try:
         caches.install_request_counters(db)
-        scope = WorkerScope(db, task.worker, task.object_count, task.object_size_bytes)
+        scope = WorkerScope(
+            db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
+        )
+        fault = faults.fault_for(task.database)  # test-only; None in real runs
         timings = []
         for step in task.steps:
             run = phases.RUNS[step.phase]
             prepared = phases.prepare(step.phase, scope)
             profiler = cProfile.Profile() if task.profile_prefix and step.timed else None
-            before = caches.counters(db)
+            worker_db.start_counting()
+            objects_before = diagnostics.object_counts() if task.leaks and step.timed else None
+            # Collect the untimed work's garbage now, so that collecting it
+            # doesn't fall into the timed region.
+            gc.collect()
             barrier.wait(task.barrier_timeout_seconds)
+            if fault is not None and fault.matches(task.database, step.phase, task.worker):
+                faults.fire(fault)
             if profiler is not None:
                 profiler.enable()
             start = clock()
@@ -94,7 +153,10 @@ def execute_stage(
             if profiler is not None:
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
-            counted = caches.counters(db) - before
+            counted = worker_db.stop_counting()
+            growth = None
+            if objects_before is not None:
+                growth = diagnostics.object_growth(objects_before, diagnostics.object_counts())
             phases.verify(step.phase, scope, outcome)
             if profiler is not None:
                 _write_profile(profiler, f"{task.profile_prefix}-{step.phase}-w{task.worker}")
@@ -108,11 +170,13 @@ def execute_stage(
                         loads=counted.loads,
                         storage_loads=counted.storage_loads,
                         cache_hits=counted.cache_hits,
+                        conflicts=benchmarks.conflicts_of(outcome),
+                        object_growth=growth,
                     )
                 )
         return timings
     finally:
-        db.close()
+        worker_db.close()
 
 
 def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
@@ -123,10 +187,17 @@ def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
         stats.sort_stats("cumulative").print_stats(60)
 
 
-def _worker_main(task: StageTask, barrier: Barrier, connection: Any) -> None:
+def _worker_main(
+    task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None
+) -> None:
     """Entry point of a worker process: run the stage, send back the result."""
     # Ctrl-C goes to the whole process group; the runner decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if lifeline is not None:
+        threading.Thread(
+            target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline"
+        ).start()
+    install_log_redaction(find_secrets(task.source.text))
     try:
         connection.send(("ok", execute_stage(task, barrier)))
     except threading.BrokenBarrierError:
@@ -140,6 +211,22 @@ def _worker_main(task: StageTask, barrier: Barrier, connection: Any) -> None:
         connection.send(("error", f"{type(e).__name__}: {e}", detail))
     finally:
         connection.close()
+
+
+def _watch_lifeline(lifeline: Any) -> None:
+    """Exit this worker as soon as the runner is gone.
+
+    A worker is a child of the fork server, not of the runner, and the fork
+    server outlives the runner as long as any of its children lives: if the
+    runner is killed (SIGKILL, OOM killer), nothing else would stop a worker
+    waiting at a barrier.  The runner never writes to the lifeline, so the
+    only thing recv() can return with is EOF.
+    """
+    try:
+        lifeline.recv()
+    except (EOFError, OSError):
+        pass
+    os._exit(1)
 
 
 _context: Any = None
@@ -157,22 +244,26 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
     """Run one process per task; wait at most *timeout_seconds* for all of them."""
     context = _process_context()
     barrier = context.Barrier(len(tasks))
+    # Only this process holds the lifeline's sending end; when it dies, even
+    # by SIGKILL, every worker reads EOF and exits (see _watch_lifeline).
+    lifeline_reader, lifeline = context.Pipe(duplex=False)
     running = []
-    for task in tasks:
-        reader, writer = context.Pipe(duplex=False)
-        process = context.Process(
-            target=_worker_main,
-            args=(task, barrier, writer),
-            name=f"zodbshootout-worker-{task.worker}",
-            daemon=True,
-        )
-        process.start()
-        writer.close()
-        running.append((task, process, reader))
     outcome = StageOutcome()
     errors: list[str] = []
     secondary: list[str] = []
     try:
+        for task in tasks:
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_worker_main,
+                args=(task, barrier, writer, lifeline_reader),
+                name=f"zodbshootout-worker-{task.worker}",
+                daemon=True,
+            )
+            process.start()
+            running.append((task, process, reader))
+            writer.close()
+        lifeline_reader.close()
         pending = {reader: (task, process) for task, process, reader in running}
         deadline = time.monotonic() + timeout_seconds
         while pending:
@@ -198,10 +289,15 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
                     secondary.append(message[1])
                 else:
                     errors.append(message[1])
+                    if len(message) > 2 and _log.isEnabledFor(logging.DEBUG):
+                        detail = redact(message[2], find_secrets(task.source.text))
+                        _log.debug("worker %s failed:\n%s", task.worker, detail)
     finally:
         _stop_all([process for _task, process, _reader in running])
         for _task, _process, reader in running:
             reader.close()
+        lifeline_reader.close()
+        lifeline.close()
     if errors or secondary:
         outcome.error = (errors or secondary)[0]
         outcome.timings = []

@@ -120,5 +120,6 @@ def test_unknown_phase_is_a_usage_error():
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "zodbshootout: error: unknown phase 'chilly'; choose from "
-        "add, update, warm, cold, prefetch, hot, steamin"
+        "add, update, warm, cold, prefetch, hot, steamin, new_oid, store, tpc, commit, "
+        "readcurrent, conflicts, readcurrent_conflicts or all"
     ]

@@ -1,10 +1,10 @@
 """What -v tells about each database: measured before the run, kept in the result."""
 
-from conftest import ETC, run_cli
-
 from zodbshootout.config import load_config
 from zodbshootout.options import RunOptions
 from zodbshootout.runner import Runner
+
+from conftest import ETC, run_cli
 
 
 def test_runner_records_database_facts(data_dir):

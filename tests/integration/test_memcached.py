@@ -12,11 +12,12 @@ from __future__ import annotations
 import socket
 
 import pytest
-from conftest import MEMCACHED_HOST, MEMCACHED_PORT, MYSQL_HOST, MYSQL_PORT, require_server
 
 from zodbshootout.config import load_config
 from zodbshootout.options import RunOptions
 from zodbshootout.runner import Runner
+
+from conftest import MEMCACHED_HOST, MEMCACHED_PORT, MYSQL_HOST, MYSQL_PORT, require_server
 
 pytestmark = [pytest.mark.memcached, pytest.mark.mysql]
 

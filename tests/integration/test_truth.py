@@ -139,3 +139,61 @@ def test_relstorage_postgresql_persistent_cache(write_config, data_dir, postgres
         </zodb>
     """)
     assert_truthful("postgresql_persistent_cache", measure(path, data_dir, 2))
+
+
+@pytest.mark.mysql
+def test_relstorage_mysql(write_config, data_dir, mysql_database):
+    from conftest import MYSQL_HOST, MYSQL_PORT
+
+    path = write_config(f"""
+        <zodb db>
+          <relstorage>
+            <mysql>
+              driver PyMySQL
+              host {MYSQL_HOST}
+              port {MYSQL_PORT}
+              user root
+              db {mysql_database}
+            </mysql>
+          </relstorage>
+        </zodb>
+    """)
+    assert_truthful("mysql", measure(path, data_dir, 2))
+
+
+@pytest.mark.zeo
+def test_zeo_server_started_by_hand(write_config, data_dir, tmp_path):
+    """A <zeoclient> of a runzeo server the test starts, as etc/sample.conf's zeo_fs."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ZEO.runzeo", "-a", f"127.0.0.1:{port}",
+         "-f", str(tmp_path / "zeo.fs")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "runzeo did not start"
+                time.sleep(0.2)
+        path = write_config(f"""
+            <zodb db>
+              <zeoclient>
+                server 127.0.0.1:{port}
+              </zeoclient>
+            </zodb>
+        """)
+        assert_truthful("zeo", measure(path, data_dir, 2))
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import ETC
 
+from conftest import ETC
 from support import netns, servers
 
 pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.postgresql,
@@ -36,7 +36,8 @@ def _missing_prerequisite() -> str | None:
     for program in ("mariadb-install-db", "memcached", "setpriv"):
         if shutil.which(program) is None and not os.path.exists(f"/usr/sbin/{program}"):
             return f"{program} is not installed"
-    for module, extra in (("MySQLdb", "mysql"), ("pylibmc", "memcache"), ("psycopg2", "postgresql")):
+    drivers = (("MySQLdb", "mysql"), ("pylibmc", "memcache"), ("psycopg2", "postgresql"))
+    for module, extra in drivers:
         try:
             __import__(module)
         except ImportError:
@@ -83,7 +84,8 @@ def test_remote_sample_measures_every_database_on_the_other_host(server_director
     ]
     for line in lines[1:8]:
         cells = [c.strip() for c in line.split(",")[1:]]
-        assert len(cells) == 4 and all(c.isdigit() and int(c) > 0 for c in cells), line
+        assert len(cells) == 4, line
+        assert all(c.isdigit() and int(c) > 0 for c in cells), line
     # The servers listen only on the other namespace's address, so every
     # database was reached across the veth link; with netem's delay (where the
     # kernel has it) the measured round trip must also exceed that delay.

@@ -126,3 +126,23 @@ def test_filestorage_is_single_process_but_zeo_wrapped_is_not(write_config):
     config = load_config(path, data_dir="/tmp")
     assert "FileStorage" in single_process_reason(config.databases["fs"])
     assert single_process_reason(config.databases["served"]) is None
+
+
+def test_memory_storages_never_work_across_processes(write_config):
+    from zodbshootout.storage import process_mode_reason
+
+    path = write_config("""
+        <zodb mem>
+          <mappingstorage/>
+        </zodb>
+        <zodb fs>
+          <filestorage>
+            path /tmp/never.fs
+          </filestorage>
+        </zodb>
+    """)
+    config = load_config(path, data_dir="/tmp")
+    # The readers are other processes than the writers: memory is gone even with one.
+    assert "--threads" in process_mode_reason(config.databases["mem"], 1)
+    assert process_mode_reason(config.databases["fs"], 1) is None
+    assert "-c 1" in process_mode_reason(config.databases["fs"], 2)

@@ -8,6 +8,14 @@ _LABELS = {
     "prefetch": "Read {n} Prefetched Cold Objects",
     "hot": "Read {n} Hot Objects",
     "steamin": "Read {n} Steamin' Objects",
+    # The extra benchmarks (zodbshootout.benchmarks): N operations per worker.
+    "new_oid": "Allocate {n} OIDs",
+    "store": "Store {n} Raw Objects",
+    "tpc": "{n} Empty Two-Phase Commits",
+    "commit": "{n} Empty Transaction Commits",
+    "readcurrent": "ReadCurrent {n} Objects",
+    "conflicts": "Update {n} Shared Objects",
+    "readcurrent_conflicts": "ReadCurrent/Update {n} Shared Objects",
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zodbshootout.render.labels import phase_label
+from zodbshootout.render.notes import derived_notes
 from zodbshootout.results import CellKey, RunResult
 from zodbshootout.stats import Stats, cell_stats
 
@@ -52,7 +53,7 @@ def build_table(result: RunResult, aggregate: str = "mean") -> Table:
                     cells.append(_cell(result, key, aggregate, footnotes))
                 block.rows.append((phase_label(phase, count), cells))
         blocks.append(block)
-    return Table(result.databases, blocks, footnotes, list(result.notes))
+    return Table(result.databases, blocks, footnotes, [*result.notes, *derived_notes(result)])
 
 
 def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str]) -> Cell:

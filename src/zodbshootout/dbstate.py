@@ -1,0 +1,252 @@
+"""The state a database is measured in: wiped (``--zap``), packed, padded (``--min-objects``).
+
+All of this happens in the runner's process, once per database, before the
+first repetition and outside any timing:
+
+1. ``--zap``: only for databases the user named and confirmed (see
+   :func:`databases_to_zap`).  RelStorage empties its tables
+   (``zap_all``); any other storage gets its root emptied in a transaction
+   and is then packed, so the old records go too.  No file is deleted; a
+   FileStorage keeps its previous contents in ``PATH.old`` after the pack.
+2. The guard: a database whose root holds anything but the tool's key is
+   refused (storage.ForeignDataError), exactly as populate would.
+3. ``--min-objects N``: at least N filler objects under
+   ``root['zodbshootout']['filler']``, written in batches of commits and
+   kept between repetitions and runs (only the shortfall is written).
+4. ``--pack``: pack to the current time.  Storages without a pack (or whose
+   pack refuses, e.g. DemoStorage over a base) are reported in a note.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import transaction
+from BTrees.LOBTree import LOBTree
+
+from zodbshootout.errors import UsageError
+from zodbshootout.objects import BenchmarkObject, make_payload
+from zodbshootout.storage import ROOT_KEY, check_root_is_ours
+
+#: Key of the filler objects below root[ROOT_KEY].
+FILLER_KEY = "filler"
+
+#: Filler objects written per commit: large enough to be quick, small enough
+#: that one transaction doesn't hold millions of objects in memory.
+FILLER_BATCH = 10_000
+
+#: The worker number in the filler objects' payloads; no worker has it.
+FILLER_WORKER = -1
+
+#: The --zap value that means "without asking".
+FORCE = "force"
+
+
+@dataclass(frozen=True)
+class ZapRequest:
+    """A parsed ``--zap`` value.
+
+    names: the databases named, or None for every database in the configuration.
+    force: wipe without asking.
+    """
+
+    names: tuple[str, ...] | None
+    force: bool
+
+
+def parse_zap_option(value: str) -> ZapRequest:
+    """``--zap`` → ZapRequest: ``''`` (all, ask), ``force`` (all, don't ask),
+    ``a,b`` (a and b, ask), ``force,a,b`` (a and b, don't ask).
+
+    ``force`` may be combined with names so that a script can wipe one
+    database without a prompt and without the risk of wiping every other
+    database in the file too.
+    """
+    parts = [part.strip() for part in value.split(",") if part.strip()]
+    force = FORCE in parts
+    names = tuple(dict.fromkeys(part for part in parts if part != FORCE))
+    return ZapRequest(names or None, force)
+
+
+def databases_to_zap(
+    request: ZapRequest | None,
+    databases: Sequence[str],
+    ask: Callable[[str], bool],
+) -> tuple[str, ...]:
+    """The databases to wipe: those requested and, unless forced, confirmed by *ask*.
+
+    *ask(name)* is asked once per database, in configuration order, and must
+    return True only for an explicit yes.  A name that isn't a database of
+    the configuration is a UsageError (a typo must not silently zap nothing,
+    nor anything else).
+    """
+    if request is None:
+        return ()
+    if request.names is None:
+        wanted = list(databases)
+    else:
+        unknown = [name for name in request.names if name not in databases]
+        if unknown:
+            raise UsageError(
+                f"--zap names {unknown[0]!r}, which is not a database of the configuration "
+                f"(databases: {', '.join(databases)}); --zap takes the word after it as "
+                "its value, so put it last or write --zap=NAME,..."
+            )
+        wanted = [name for name in databases if name in request.names]
+    if request.force:
+        return tuple(wanted)
+    return tuple(name for name in wanted if ask(name))
+
+
+def is_yes(answer: str | None) -> bool:
+    """Only an explicit yes counts; empty, EOF (None) and anything else mean no."""
+    return answer is not None and answer.strip().lower() in ("y", "yes")
+
+
+def zap(db: Any) -> str:
+    """Remove all data from *db*; return how, for a note.
+
+    The caller closes *db* afterwards and opens it again: a wiped RelStorage
+    has no root object until a new DB creates it.
+    """
+    storage = db.storage
+    if hasattr(storage, "zap_all"):
+        storage.zap_all()
+        return "emptied its tables (zap_all)"
+    tm = transaction.TransactionManager(explicit=True)
+    conn = db.open(transaction_manager=tm)
+    try:
+        tm.begin()
+        conn.root().clear()
+        tm.commit()
+    except BaseException:
+        tm.abort()
+        raise
+    finally:
+        conn.close()
+    problem = pack(db)
+    if problem:
+        return f"emptied its root; the old records remain ({problem})"
+    return "emptied its root and packed"
+
+
+def refuse_foreign_data(db: Any) -> None:
+    """Raise storage.ForeignDataError if the root holds anything but the tool's key."""
+    tm = transaction.TransactionManager(explicit=True)
+    conn = db.open(transaction_manager=tm)
+    try:
+        tm.begin()
+        check_root_is_ours(conn.root())
+    finally:
+        tm.abort()
+        conn.close()
+
+
+def ensure_filler(
+    db: Any,
+    min_objects: int,
+    object_size_bytes: int,
+    batch: int = FILLER_BATCH,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> int:
+    """Make sure at least *min_objects* filler objects exist; return how many were written.
+
+    Keys are 0..len-1, so the shortfall is known without loading the
+    objects.  Each batch is its own transaction: an interrupted fill keeps
+    what it committed.  *on_batch(written, needed)* reports progress.
+    """
+    if min_objects <= 0:
+        return 0
+    tm = transaction.TransactionManager(explicit=True)
+    conn = db.open(transaction_manager=tm)
+    written = 0
+    try:
+        tm.begin()
+        top = conn.root()[ROOT_KEY]
+        if FILLER_KEY not in top:
+            top[FILLER_KEY] = LOBTree()
+        filler = top[FILLER_KEY]
+        start = len(filler)
+        tm.commit()
+        needed = max(0, min_objects - start)
+        while written < needed:
+            tm.begin()
+            filler = conn.root()[ROOT_KEY][FILLER_KEY]
+            for index in range(start + written, start + min(needed, written + batch)):
+                filler[index] = BenchmarkObject(
+                    make_payload(FILLER_WORKER, index, 0, object_size_bytes)
+                )
+            tm.commit()
+            written = min(needed, written + batch)
+            # Let committed objects go: the cache would otherwise hold them all.
+            conn.cacheMinimize()
+            if on_batch is not None:
+                on_batch(written, needed)
+    except BaseException:
+        tm.abort()
+        raise
+    finally:
+        conn.close()
+    return written
+
+
+def filler_count(db: Any) -> int:
+    """How many filler objects the database holds (0 if none)."""
+    tm = transaction.TransactionManager(explicit=True)
+    conn = db.open(transaction_manager=tm)
+    try:
+        tm.begin()
+        top = conn.root().get(ROOT_KEY)
+        return len(top[FILLER_KEY]) if top is not None and FILLER_KEY in top else 0
+    finally:
+        tm.abort()
+        conn.close()
+
+
+def pack(db: Any) -> str | None:
+    """Pack *db* to now; None on success, else why it could not be packed."""
+    storage = db.storage
+    if not callable(getattr(storage, "pack", None)):
+        return f"{type(storage).__name__} has no pack"
+    try:
+        db.pack(time.time())
+    except Exception as e:
+        return f"{type(storage).__name__} could not pack: {type(e).__name__}: {e}"
+    return None
+
+
+def filestorage_paths(database_factory: Any) -> list[str]:
+    """Paths of the FileStorages a database section names, embedded servers' included."""
+    paths = []
+    todo = [database_factory.config.storage]
+    while todo:
+        factory = todo.pop(0)
+        config = getattr(factory, "config", None)
+        if config is None:
+            continue
+        if type(factory).__name__ == "FileStorage" and getattr(config, "path", None):
+            paths.append(config.path)
+        for value in vars(config).values():
+            children = value if isinstance(value, list | tuple) else [value]
+            todo.extend(child for child in children if hasattr(child, "config"))
+    return paths
+
+
+def pack_would_replace(database_factory: Any, data_dir: str) -> list[str]:
+    """``PATH.old`` files outside *data_dir* that packing would overwrite.
+
+    FileStorage's pack replaces ``PATH.old`` (its previous pack's backup):
+    a file the tool must not delete unless it is in the tool's own data
+    directory or the user named the database with --zap.
+    """
+    ours = os.path.join(os.path.abspath(data_dir), "") if data_dir else None
+    return [
+        path + ".old"
+        for path in filestorage_paths(database_factory)
+        if os.path.exists(path + ".old")
+        and not (ours and os.path.abspath(path).startswith(ours))
+    ]

@@ -1,0 +1,81 @@
+"""Test-only fault injection: make one worker die, crash or hang in one phase.
+
+The fault tests need a worker that fails in a precise place (worker 1, in
+the middle of the cold phase) so that they can check what the rest of the
+run does about it.  The environment variable ``ZODBSHOOTOUT_FAULT`` names
+that place::
+
+    ZODBSHOOTOUT_FAULT=DATABASE:PHASE:WORKER:ACTION   e.g.  sqlite:cold:1:kill
+
+ACTION is ``kill`` (SIGKILL itself), ``exit`` (leave without a word, as a
+crashed interpreter does), ``raise`` (an unexpected exception), ``oom`` (a
+MemoryError) or ``hang`` (sleep until stopped).  ``*`` as DATABASE matches
+every database.  The hook fires after the barrier that starts the phase and
+before the worker reads its clock, so it never adds to a measured duration;
+when the variable is unset (every real run) it costs one dictionary lookup
+per stage.  It is not a user feature and is documented only here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+VARIABLE = "ZODBSHOOTOUT_FAULT"
+ACTIONS = ("kill", "exit", "raise", "oom", "hang")
+
+
+class InjectedFault(RuntimeError):
+    """The exception the ``raise`` action throws."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Where a fault fires and what it does."""
+
+    database: str
+    phase: str
+    worker: int
+    action: str
+
+    def matches(self, database: str, phase: str, worker: int) -> bool:
+        return (
+            self.database in ("*", database) and self.phase == phase and self.worker == worker
+        )
+
+
+def parse_fault(text: str) -> Fault:
+    """Parse ``DATABASE:PHASE:WORKER:ACTION``; a malformed value is a ValueError."""
+    parts = text.rsplit(":", 3)
+    if len(parts) != 4 or not parts[2].isdigit() or parts[3] not in ACTIONS:
+        raise ValueError(
+            f"{VARIABLE}={text!r}: expected DATABASE:PHASE:WORKER:ACTION with ACTION one of "
+            f"{', '.join(ACTIONS)}"
+        )
+    database, phase, worker, action = parts
+    return Fault(database, phase, int(worker), action)
+
+
+def fault_for(database: str, environ: dict[str, str] | None = None) -> Fault | None:
+    """The fault configured for *database* in this process's environment, if any."""
+    text = (os.environ if environ is None else environ).get(VARIABLE)
+    if not text:
+        return None
+    fault = parse_fault(text)
+    return fault if fault.database in ("*", database) else None
+
+
+def fire(fault: Fault) -> None:
+    """Do what the fault says, in this worker."""
+    if fault.action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif fault.action == "exit":
+        os._exit(70)
+    elif fault.action == "raise":
+        raise InjectedFault(f"injected fault in {fault.phase} of worker {fault.worker}")
+    elif fault.action == "oom":
+        raise MemoryError()
+    while True:  # hang: until the runner gives up and stops us
+        time.sleep(3600)

@@ -1,0 +1,92 @@
+"""The table as JSON: every cell's aggregated rate with its statistics.
+
+This is the *derived* view (what the table shows, plus spread); the raw
+durations are in the result file (``-o``, :mod:`zodbshootout.resultfile`).
+Built from :func:`build_table`, so it carries the same numbers and footnotes
+as the other formats.  Rates are objects per second.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from zodbshootout.render.table import Cell, build_table
+from zodbshootout.results import RunResult
+from zodbshootout.stats import Stats
+
+#: Version of this document's layout.  History: 1 (zodbshootout 1.0): first version.
+TABLE_FORMAT_VERSION = 1
+
+
+def table_document(result: RunResult, aggregate: str = "mean") -> dict[str, Any]:
+    """The table as JSON-compatible data."""
+    table = build_table(result, aggregate)
+    # build_table makes one row per object count and phase, in this order.
+    row_keys = [(count, phase) for count in result.object_counts for phase in result.phases]
+    blocks = []
+    for block in table.blocks:
+        if len(block.rows) != len(row_keys):
+            raise AssertionError("build_table's row order changed; update render.json")
+        rows = []
+        for (count, phase), (label, cells) in zip(row_keys, block.rows, strict=True):
+            rows.append(
+                {
+                    "label": label,
+                    "phase": phase,
+                    "object_count": count,
+                    "cells": {
+                        database: _cell(cell)
+                        for database, cell in zip(table.databases, cells, strict=True)
+                    },
+                }
+            )
+        blocks.append({"concurrency": block.concurrency, "rows": rows})
+    return {
+        "format": "zodbshootout-table",
+        "version": TABLE_FORMAT_VERSION,
+        "unit": "objects per second",
+        "aggregate": aggregate,
+        "repetitions": result.repetitions,
+        "databases": list(table.databases),
+        "blocks": blocks,
+        "footnotes": list(table.footnotes),
+        "notes": list(table.notes),
+    }
+
+
+def format_json(result: RunResult, aggregate: str = "mean") -> list[str]:
+    """The table document as indented JSON text, split into lines."""
+    return json.dumps(table_document(result, aggregate), indent=2).splitlines()
+
+
+def _cell(cell: Cell) -> dict[str, Any]:
+    if cell.rate is None or cell.stats is None:
+        return {"rate": None, "footnote": cell.footnote}
+    return {"rate": _number(cell.rate), **stats_document(cell.stats)}
+
+
+def stats_document(stats: Stats) -> dict[str, Any]:
+    """One cell's statistics (objects per second) as JSON data."""
+    ci95 = stats.ci95
+    return {
+        "repetitions": stats.count,
+        "mean": _number(stats.mean),
+        "stddev": _number(stats.stddev),
+        "relative_stddev": _number(stats.relative_stddev, 6),
+        "min": _number(stats.min),
+        "max": _number(stats.max),
+        "median": _number(stats.median),
+        "ci95": None if ci95 is None else [_number(ci95[0]), _number(ci95[1])],
+        "rates": [_number(rate) for rate in stats.rates],
+    }
+
+
+def _number(value: float, digits: int = 3) -> float | None:
+    """*value* rounded to *digits* decimals (thousandths of an object per second are noise).
+
+    JSON has no infinity: a rate too fast to time (zero seconds) becomes null.
+    """
+    if value != value or abs(value) == float("inf"):
+        return None
+    return round(value, digits)

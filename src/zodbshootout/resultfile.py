@@ -1,0 +1,190 @@
+"""Save a run to a JSON file, and load it back, so that it can be shown and compared later.
+
+The file holds every worker's raw duration of every repetition (not only the
+derived rates), the failures and notes, and the run's metadata (environment,
+options, configuration with passwords redacted, start and end times), so
+that ``show``, ``compare``, ``plot`` and ``export`` can recompute anything.
+
+:func:`save` is atomic: it writes a temporary file beside the target and
+renames it over the target, so a reader (or a run killed mid-write) never
+sees half a document.  The runner calls it after every database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from typing import Any
+
+from zodbshootout.errors import UsageError
+from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
+
+#: What the ``format`` key of every result file says.
+FORMAT_NAME = "zodbshootout-result"
+
+#: The version of the document layout.  Bump it when a reader of the previous
+#: version would misread a new file; :func:`from_document` reads every version
+#: listed here.
+#:
+#: History:
+#:   1 (zodbshootout 1.0): first version.  Top-level keys ``format``,
+#:     ``version``, ``databases``, ``object_counts``, ``concurrencies``,
+#:     ``phases``, ``repetitions``, ``interrupted``, ``metadata``, ``notes``,
+#:     ``failures`` (objects) and ``measurements`` (objects, one per worker,
+#:     phase and repetition; ``seconds`` is the raw duration).  Fields added
+#:     to the records with a default (e.g. ``conflicts``, ``object_growth``)
+#:     are additions to version 1: older readers ignore them, newer readers
+#:     default them.
+FORMAT_VERSION = 1
+READABLE_VERSIONS = (1,)
+
+
+def to_document(result: RunResult) -> dict[str, Any]:
+    """*result* as JSON-compatible data (dicts, lists, numbers, strings).
+
+    Every dataclass field is written, so a field added to the result
+    records later is saved without touching this module.
+    """
+    document: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION}
+    for item in dataclasses.fields(RunResult):
+        value = getattr(result, item.name)
+        if item.name == "measurements":
+            value = [_measurement_row(m) for m in value]
+        elif item.name == "failures":
+            value = [{f.name: _plain_list(getattr(x, f.name)) for f in _FAILURE} for x in value]
+        document[item.name] = _plain_list(value)
+    return document
+
+
+_TIMING = dataclasses.fields(PhaseTiming)
+_FAILURE = dataclasses.fields(Failure)
+_PLACEMENT = ("database", "concurrency", "object_count", "repetition")
+
+
+def _measurement_row(measurement: Measurement) -> dict[str, Any]:
+    """One flat row per worker, phase and repetition: where, then the raw timing."""
+    row = {name: getattr(measurement, name) for name in _PLACEMENT}
+    row.update((f.name, getattr(measurement.timing, f.name)) for f in _TIMING)
+    return row
+
+
+def _plain_list(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def from_document(document: Any, source: str = "result file") -> RunResult:
+    """The RunResult a document describes; a UsageError names what is wrong with it.
+
+    Keys a newer writer added with a default are ignored; missing optional
+    ones take their defaults.
+    """
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise UsageError(f"{source} is not a zodbshootout result file")
+    version = document.get("version")
+    if version not in READABLE_VERSIONS:
+        raise UsageError(
+            f"{source} has result format version {version!r}; this zodbshootout reads "
+            f"version {', '.join(map(str, READABLE_VERSIONS))} (upgrade zodbshootout)"
+        )
+    try:
+        measurements = [
+            Measurement(
+                **{name: row[name] for name in _PLACEMENT},
+                timing=PhaseTiming(**{f.name: row[f.name] for f in _TIMING if f.name in row}),
+            )
+            for row in document["measurements"]
+        ]
+        failures = []
+        for row in document["failures"]:
+            values: dict[str, Any] = {f.name: row[f.name] for f in _FAILURE if f.name in row}
+            values["phases"] = tuple(values["phases"])
+            failures.append(Failure(**values))
+        fields: dict[str, Any] = {
+            item.name: document[item.name]
+            for item in dataclasses.fields(RunResult)
+            if item.name in document
+        }
+        fields.update(measurements=measurements, failures=failures)
+        return RunResult(**fields)
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{source} is damaged: {type(e).__name__}: {e}") from None
+
+
+def dumps(result: RunResult) -> str:
+    """The result file's text (indented, so that a diff of two files is readable)."""
+    return json.dumps(to_document(result), indent=1, ensure_ascii=False, default=_plain) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    """Metadata that JSON can't hold as such: sets become sorted lists, the rest text.
+
+    Saving happens after every database; an odd metadata value must not end the run.
+    """
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def loads(text: str, source: str = "result file") -> RunResult:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{source} is not valid JSON: {e}") from None
+    return from_document(document, source)
+
+
+def save(result: RunResult, path: str) -> None:
+    """Write *result* to *path* atomically (see :func:`write_atomically`).
+
+    Safe to call repeatedly (after every database) and from an interrupt
+    handler: either the previous complete file or the new one is on disk.
+    ``-`` writes to stdout instead.
+    """
+    write_atomically(path, dumps(result))
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write *text* to a temporary file beside *path*, fsync it, and rename it over *path*.
+
+    ``-`` writes to stdout.  A failure leaves the previous file untouched and
+    no temporary file behind.
+    """
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(
+        dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+    )
+    try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def load(path: str) -> RunResult:
+    """Read a result file (``-``: stdin); a missing or foreign file is a UsageError."""
+    if path == "-":
+        return loads(sys.stdin.read(), "stdin")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read result file {path}: {e.strerror or e}") from None
+    return loads(text, path)

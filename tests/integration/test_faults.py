@@ -1,0 +1,255 @@
+"""Faults cost only the cells they touch: the rest is measured, nothing hangs or lingers.
+
+Workers are made to fail at a precise place with the test-only hook
+``ZODBSHOOTOUT_FAULT=DATABASE:PHASE:WORKER:ACTION`` (zodbshootout.faults);
+servers are real ZEO servers that the test starts and stops itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from support import privatepg
+from support.processes import run_cli_in_session, start_cli, wait_until_session_empty
+
+N = "20"
+
+TWO_SQLITE = """
+    <zodb victim>
+      <relstorage>
+        <sqlite3>
+          data-dir $(ZODBSHOOTOUT_DATA)/victim
+        </sqlite3>
+      </relstorage>
+    </zodb>
+    <zodb bystander>
+      <relstorage>
+        <sqlite3>
+          data-dir $(ZODBSHOOTOUT_DATA)/bystander
+        </sqlite3>
+      </relstorage>
+    </zodb>
+"""
+
+
+def rows(stdout: str) -> dict[str, list[str]]:
+    """The classic table as {row label: [cell, ...]}."""
+    table = {}
+    for line in stdout.splitlines():
+        if line.startswith('"') and not line.startswith('"Transaction"'):
+            label, _, rest = line.partition('",')
+            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
+    return table
+
+
+def column(stdout: str, index: int) -> dict[str, str]:
+    return {label: cells[index] for label, cells in rows(stdout).items()}
+
+
+def is_number(cell: str) -> bool:
+    return cell.isdigit()
+
+
+@pytest.mark.parametrize(
+    ("action", "reason"),
+    [
+        ("kill", "worker 1 died (killed by SIGKILL)"),
+        ("exit", "worker 1 died (exit code 70)"),
+        ("oom", "MemoryError"),
+        ("raise", "InjectedFault: injected fault in cold of worker 1"),
+    ],
+)
+def test_a_worker_that_dies_mid_phase_fails_only_its_cells(write_config, action, reason):
+    config = write_config(TWO_SQLITE)
+    done, left = run_cli_in_session(
+        config, "-n", N, "-c", "2", "-r", "1", "-q",
+        env={"ZODBSHOOTOUT_FAULT": f"victim:cold:1:{action}"},
+    )
+    assert done.returncode == 1, done.stderr
+    victim, bystander = column(done.stdout, 0), column(done.stdout, 1)
+    # The bystander database is measured in full.
+    assert all(is_number(cell) for cell in bystander.values()), done.stdout
+    # The victim's write stage finished before the fault: its numbers stand.
+    assert is_number(victim[f"Add {N} Objects"])
+    assert is_number(victim[f"Update {N} Objects"])
+    # Its read stage failed as a whole, with the reason in the footnote.
+    read_cells = [cell for label, cell in victim.items() if label.startswith("Read")]
+    assert read_cells
+    assert all(cell.startswith("n/a[") for cell in read_cells)
+    assert "victim (concurrency 2): read stage failed: " + reason in done.stdout
+    assert "Traceback" not in done.stderr
+    assert left == []
+
+
+def test_a_hung_worker_times_out_and_is_stopped(write_config):
+    config = write_config(TWO_SQLITE)
+    started = time.monotonic()
+    done, left = run_cli_in_session(
+        config, "-n", N, "-c", "2", "-r", "1", "-q", "--timeout", "4",
+        env={"ZODBSHOOTOUT_FAULT": "victim:add:0:hang"},
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1, done.stderr
+    assert all(cell.startswith("n/a[") for cell in column(done.stdout, 0).values())
+    assert all(is_number(cell) for cell in column(done.stdout, 1).values()), done.stdout
+    assert "write stage failed: timed out: a worker did not finish within 4 s" in done.stdout
+    # One timeout, not one per barrier or per worker.
+    assert elapsed < 40, elapsed
+    assert left == []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+@pytest.fixture
+def zeo_server(tmp_path):
+    """A ZEO server of our own (not the tool's), which the test may stop at will."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ZEO.runzeo", "-a", f"127.0.0.1:{port}",
+         "-f", str(tmp_path / "server.fs")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        yield process, port
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def zeo_config(port: int) -> str:
+    return textwrap.dedent(f"""
+        %import ZEO
+        <zodb remote>
+          <clientstorage>
+            server 127.0.0.1:{port}
+            wait-timeout 3
+          </clientstorage>
+        </zodb>
+    """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace(
+        "victim", "local"
+    )
+
+
+@pytest.mark.zeo
+def test_a_server_that_is_down_fails_only_its_database(write_config):
+    config = write_config(zeo_config(free_port()))
+    done, left = run_cli_in_session(config, "-n", N, "-c", "1", "-r", "1", "-q")
+    assert done.returncode == 1, done.stderr
+    assert all(cell.startswith("n/a[") for cell in column(done.stdout, 0).values())
+    assert all(is_number(cell) for cell in column(done.stdout, 1).values()), done.stdout
+    assert "remote (concurrency 1): " in done.stdout
+    assert left == []
+
+
+@pytest.mark.zeo
+def test_a_server_that_goes_down_mid_run_fails_only_its_database(write_config, zeo_server):
+    server, port = zeo_server
+    config = write_config(zeo_config(port))
+    cli = start_cli(config, "-n", N, "-c", "2", "-r", "3", "--timeout", "60")
+    try:
+        # Stop the server as the second repetition's write stage begins.
+        assert cli.stderr is not None
+        for line in cli.stderr:
+            if line.startswith("remote:") and "repetition 2/3: write" in line:
+                server.send_signal(signal.SIGKILL)
+                server.wait()
+                break
+        else:
+            pytest.fail("the run never reached the second repetition")
+        stdout, stderr = cli.communicate(timeout=120)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 1, stderr
+    remote, local = column(stdout, 0), column(stdout, 1)
+    assert any(cell.startswith("n/a[") for cell in remote.values()), stdout
+    assert all(is_number(cell) for cell in local.values()), stdout
+    assert "remote (concurrency 2): " in stdout
+    assert "Traceback" not in stderr
+    assert wait_until_session_empty(cli.pid) == []
+
+
+def test_the_fault_hook_is_inert_without_its_variable(write_config):
+    """The hook must never fire in a real run: no variable, no fault."""
+    assert "ZODBSHOOTOUT_FAULT" not in os.environ
+    config = write_config(TWO_SQLITE)
+    done, left = run_cli_in_session(config, "-n", N, "-c", "2", "-r", "1", "-q", "cold")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert left == []
+
+
+@pytest.fixture
+def private_postgresql():
+    """A PostgreSQL cluster of this test's own, which it may crash at will."""
+    reason = privatepg.unavailable()
+    if reason:
+        pytest.skip(reason)
+    pytest.importorskip("psycopg2")
+    cluster = privatepg.PrivateCluster("zs_faults", "Faults-Pw-5Tq").start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.postgresql
+def test_a_postgresql_server_that_goes_down_mid_run_fails_only_its_database(
+    write_config, private_postgresql
+):
+    config = write_config(textwrap.dedent(f"""
+        <zodb pg>
+          <relstorage>
+            <postgresql>
+              dsn {private_postgresql.dsn()}
+            </postgresql>
+          </relstorage>
+        </zodb>
+    """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local"))
+    cli = start_cli(config, "-n", N, "-c", "2", "-r", "3", "--timeout", "60")
+    try:
+        assert cli.stderr is not None
+        for line in cli.stderr:
+            if line.startswith("pg:") and "repetition 2/3: write" in line:
+                private_postgresql.crash()
+                break
+        else:
+            pytest.fail("the run never reached the second repetition")
+        stdout, stderr = cli.communicate(timeout=120)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 1, stderr
+    pg, local = column(stdout, 0), column(stdout, 1)
+    assert any(cell.startswith("n/a[") for cell in pg.values()), stdout
+    assert all(is_number(cell) for cell in local.values()), stdout
+    assert "pg (concurrency 2): " in stdout
+    assert "Traceback" not in stderr
+    assert "Faults-Pw-5Tq" not in stdout + stderr
+    assert wait_until_session_empty(cli.pid) == []

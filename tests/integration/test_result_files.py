@@ -1,0 +1,165 @@
+"""Saved runs of etc/local.conf: show, compare, plot, pyperf, and surviving SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from zodbshootout import resultfile
+from zodbshootout.errors import UsageError
+
+from conftest import ETC, run_cli
+
+pytestmark = pytest.mark.zeo
+
+LOCAL = str(ETC / "local.conf")
+CELLS = 21  # 3 databases × 7 phases
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Two small runs of local.conf, saved with -o and --pyperf; their stdout kept."""
+    directory = tmp_path_factory.mktemp("runs")
+    runs = {}
+    for name in ("a", "b"):
+        done = run_cli(
+            LOCAL, "-n", "20", "-r", "2", "-q",
+            "-o", str(directory / f"{name}.json"),
+            "--pyperf", str(directory / f"{name}.pyperf.json"),
+        )
+        assert done.returncode == 0, done.stderr
+        runs[name] = done.stdout
+    return directory, runs
+
+
+def test_saved_file_holds_raw_timings_and_metadata(two_runs):
+    directory, _runs = two_runs
+    result = resultfile.load(str(directory / "a.json"))
+    assert result.databases == ["zeo_fs", "sqlite", "zeo_pcache"]
+    # 3 databases × 2 repetitions × 7 phases × 2 workers, each a raw duration.
+    assert len(result.measurements) == 84
+    assert all(m.timing.seconds > 0 for m in result.measurements)
+    metadata = result.metadata
+    assert metadata["finished"] >= metadata["started"]
+    assert metadata["options"]["object_counts"] == [20]
+    assert metadata["environment"]["packages"]["ZODB"]
+    assert "<zodb zeo_fs>" in metadata["config"]["text"]
+
+
+def test_show_prints_exactly_what_the_run_printed(two_runs):
+    directory, runs = two_runs
+    shown = run_cli("show", str(directory / "a.json"), "-q")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == runs["a"]
+
+
+def test_compare_two_runs_gives_ratio_and_significance_per_cell(two_runs):
+    directory, _runs = two_runs
+    done = run_cli("compare", str(directory / "a.json"), str(directory / "b.json"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    cells = lines[1 : 1 + CELLS]
+    for line in cells:
+        assert any(word in line for word in ("x faster", "x slower", "same")), line
+        assert "significant (p" in line, line
+    assert lines[-1].endswith(f"of {CELLS} tested cells differ significantly.")
+
+
+def test_compare_a_run_with_itself_finds_no_difference(two_runs):
+    directory, _runs = two_runs
+    done = run_cli("compare", str(directory / "a.json"), str(directory / "a.json"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("not significant (p=1.000)") == CELLS
+    assert done.stdout.splitlines()[-1] == f"0 of {CELLS} tested cells differ significantly."
+
+
+def test_plot_writes_a_png_with_a_bar_group_per_phase(two_runs):
+    image = pytest.importorskip("matplotlib.image")
+    directory, _runs = two_runs
+    chart = directory / "chart.png"
+    done = run_cli("plot", str(directory / "a.json"), "-o", str(chart))
+    assert done.returncode == 0, done.stderr
+    height, width, _channels = image.imread(str(chart)).shape
+    assert width > 800
+    assert height > 400
+
+
+def test_real_pyperf_compares_the_exported_suites(two_runs):
+    pytest.importorskip("pyperf")
+    directory, _runs = two_runs
+    done = subprocess.run(
+        [sys.executable, "-m", "pyperf", "compare_to", "--table",
+         str(directory / "a.pyperf.json"), str(directory / "b.pyperf.json")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "zeo_fs add n=20 c=2" in done.stdout or "not significant" in done.stdout
+    stats = subprocess.run(
+        [sys.executable, "-m", "pyperf", "stats", str(directory / "a.pyperf.json")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert stats.returncode == 0, stats.stderr
+    assert "Number of benchmarks: 21" in stats.stdout
+
+
+def test_killed_run_keeps_the_databases_it_finished(tmp_path):
+    """SIGKILL after the first database: the file holds it, complete and loadable."""
+    output = tmp_path / "partial.json"
+    env = dict(os.environ, ZODBSHOOTOUT_DATA=str(tmp_path / "data"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zodbshootout", LOCAL, "-n", "20", "-r", "2", "-q",
+         "-o", str(output)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        start_new_session=True,  # its workers and servers share its process group
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not output.exists():
+            assert process.poll() is None, "the run ended before saving anything"
+            assert time.monotonic() < deadline, "no result file after 120 s"
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert process.returncode == -signal.SIGKILL
+    result = resultfile.load(str(output))
+    measured = {m.database for m in result.measurements}
+    assert "zeo_fs" in measured
+    # zeo_fs complete: 2 repetitions × 7 phases × 2 workers.
+    assert sum(m.database == "zeo_fs" for m in result.measurements) == 28
+    assert "finished" not in result.metadata  # the run never got that far
+    assert result.metadata["environment"]["cpu_count"] >= 1
+    # No temporary file is left half-written beside it.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "partial.json"]
+
+
+def test_dash_puts_the_result_on_stdout_instead_of_the_table():
+    done = run_cli(LOCAL, "-n", "20", "-r", "1", "-q", "-o", "-", "sqlite_only_phase_check")
+    # An unknown phase is refused before anything runs: nothing on stdout.
+    assert done.returncode == 2
+    assert done.stdout == ""
+    done = run_cli(LOCAL, "-n", "20", "-r", "1", "-q", "-o", "-", "steamin")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["format"] == "zodbshootout-result"
+    result = resultfile.from_document(document)
+    assert {m.phase for m in result.measurements} == {"steamin"}
+
+
+def test_loading_a_table_json_is_refused(tmp_path):
+    table = run_cli(LOCAL, "-n", "20", "-r", "1", "-q", "--format", "json", "steamin")
+    assert table.returncode == 0, table.stderr
+    path = tmp_path / "table.json"
+    path.write_text(table.stdout)
+    with pytest.raises(UsageError, match="not a zodbshootout result file"):
+        resultfile.load(str(path))

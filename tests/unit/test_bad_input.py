@@ -1,0 +1,325 @@
+"""Bad input ends in one line on stderr and exit code 2 — never a traceback.
+
+The named cases read as the specification; the hypothesis tests throw
+generated option values and configuration texts at the parser and accept
+only a clean result or a clean, one-line error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import string
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zodbshootout import cli, faults
+from zodbshootout.config import ConfigError, load_config
+from zodbshootout.drivers import describe_open_error
+from zodbshootout.redact import RedactingFilter
+from zodbshootout.results import Failure, RunResult
+
+IN_MEMORY = """
+<zodb mem>
+  <mappingstorage/>
+</zodb>
+"""
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """cli.main sets up logging for its process; give the test process its own back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    last_resort = logging.lastResort
+    resort_level = last_resort.level if last_resort else None
+    resort_filters = list(last_resort.filters) if last_resort else []
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    if last_resort is not None:
+        last_resort.setLevel(resort_level)
+        last_resort.filters[:] = resort_filters
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    """cli.main in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_one_line_error(code: int, stdout: str, stderr: str) -> None:
+    assert code == cli.EXIT_USAGE, stderr
+    assert stdout == ""
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("zodbshootout: error: ")
+    assert "Traceback" not in stderr
+
+
+@pytest.fixture
+def config_path(write_config):
+    return write_config(IN_MEMORY)
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["-n", "0"], "object counts must be whole numbers of at least 1"),
+        (["-c", "-1"], "concurrency levels must be whole numbers of at least 1"),
+        (["-n", "abc"], "'abc' is not a whole number"),
+        (["-n", "10,"], "'' is not a whole number"),
+        (["-r", "0"], "repetitions must be at least 1"),
+        (["-s", "x"], "--object-size"),
+        (["--timeout", "0"], "the timeout must be a positive number of seconds"),
+        (["--timeout", "nan"], "the timeout must be a positive number of seconds"),
+        (["--aggregate", "max"], "invalid choice: 'max'"),
+        (["chilly"], "unknown phase 'chilly'; choose from add, update"),
+        (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+    ],
+)
+def test_fails_with_bad_option_value(config_path, options, says):
+    code, stdout, stderr = run_main(config_path, *options)
+    assert_one_line_error(code, stdout, stderr)
+    assert says in stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("<zodb a>\n  <filestorage>\n    path /tmp/x.fs\n", ":3: unclosed sections not allowed"),
+        ("<zodb a>\n  <nosuchstorage/>\n</zodb>\n", ":2: unknown type name: 'nosuchstorage'"),
+        ("<zodb a>\n  <mappingstorage/>\n  colour blue\n</zodb>\n",
+         ":3: 'colour' is not a known key name"),
+        ("", "no database to measure: add a <zodb NAME> section"),
+        ("just some words\n", ":1: 'just' is not a known key name"),
+        ("<zodb a>\n  <filestorage>\n    path $(NO_SUCH_VARIABLE_HERE)/x.fs\n  </filestorage>\n"
+         "</zodb>\n", "NO_SUCH_VARIABLE_HERE"),
+    ],
+)
+def test_fails_with_malformed_configuration(write_config, text, says):
+    path = write_config(text)
+    code, stdout, stderr = run_main(path, "-n", "10")
+    assert_one_line_error(code, stdout, stderr)
+    assert path in stderr
+    assert says in stderr
+
+
+def test_fails_with_missing_or_binary_configuration(tmp_path):
+    code, stdout, stderr = run_main(str(tmp_path / "missing.conf"))
+    assert_one_line_error(code, stdout, stderr)
+    assert "cannot read the configuration: No such file or directory" in stderr
+    binary = tmp_path / "binary.conf"
+    binary.write_bytes(b"\xff\xfe\x00<zodb>")
+    code, stdout, stderr = run_main(str(binary))
+    assert_one_line_error(code, stdout, stderr)
+    assert "not UTF-8" in stderr
+
+
+def test_debug_shows_the_traceback_and_still_exits_2(config_path):
+    code, _stdout, stderr = run_main(config_path, "-n", "0", "--debug")
+    assert code == cli.EXIT_USAGE
+    assert "Traceback (most recent call last)" in stderr
+    assert stderr.splitlines()[-1] == (
+        "zodbshootout: error: object counts must be whole numbers of at least 1"
+    )
+
+
+def test_fails_with_missing_driver_naming_what_to_install(write_config):
+    # pg8000 is a driver RelStorage knows; it is not a test dependency.
+    pytest.importorskip("relstorage")
+    try:
+        import pg8000  # noqa: F401
+
+        pytest.skip("pg8000 is installed here")
+    except ImportError:
+        pass
+    path = write_config("""
+        <zodb pg>
+          <relstorage>
+            <postgresql>
+              driver pg8000
+              dsn host=127.0.0.1 port=1 dbname=never
+            </postgresql>
+          </relstorage>
+        </zodb>
+    """)
+    code, stdout, stderr = run_main(path, "-n", "10", "-q")
+    assert_one_line_error(code, stdout, stderr)
+    assert "pg: the Python module 'pg8000' is not installed" in stderr
+    assert "pip install 'zodbshootout[postgresql]'" in stderr
+
+
+def test_open_errors_say_what_to_check():
+    refused = OSError('connection to server at "127.0.0.1", port 1 failed: Connection refused')
+    denied = RuntimeError("(1045, \"Access denied for user 'u'@'localhost'\")")
+    unknown = ModuleNotFoundError("No module named 'psycopg2cffi'", name="psycopg2cffi")
+    assert "check that the server is running" in describe_open_error(refused)
+    assert "check the user and password" in describe_open_error(denied)
+    assert "pip install psycopg2cffi" in describe_open_error(unknown)
+
+
+# --- exit codes -------------------------------------------------------------
+
+
+def result_with(databases, failed=(), refused=(), setup_failed=(), measured=False):
+    from zodbshootout.results import Measurement, PhaseTiming
+
+    result = RunResult(list(databases), [10], [1], ["add"], 1)
+    for name in failed:
+        result.failures.append(Failure(name, 1, 10, ("add",), "reason"))
+    result.metadata["refused"] = list(refused)
+    result.metadata["setup_failed"] = list(setup_failed)
+    if measured:
+        timing = PhaseTiming("add", 0, 0.1, 10, 0, None, None)
+        result.measurements.append(Measurement(databases[0], 1, 10, 1, timing))
+    return result
+
+
+def test_exit_2_only_when_no_database_could_be_used():
+    alone = result_with(["a"], failed=["a"], setup_failed=["a"])
+    assert cli.exit_code(alone) == cli.EXIT_USAGE
+    refused_and_unreachable = result_with(
+        ["a", "b"], failed=["a", "b"], refused=["a"], setup_failed=["a", "b"]
+    )
+    assert cli.exit_code(refused_and_unreachable) == cli.EXIT_USAGE
+    one_of_two = result_with(["a", "b"], failed=["b"], setup_failed=["b"], measured=True)
+    assert cli.exit_code(one_of_two) == cli.EXIT_CELLS_FAILED
+    failed_in_a_stage = result_with(["a"], failed=["a"])
+    assert cli.exit_code(failed_in_a_stage) == cli.EXIT_CELLS_FAILED
+    assert cli.exit_code(result_with(["a"], measured=True)) == cli.EXIT_OK
+
+
+def test_interrupted_runs_exit_with_the_signal_that_stopped_them():
+    result = result_with(["a"], measured=True)
+    result.interrupted = True
+    result.metadata["signal"] = "SIGTERM"
+    assert cli.exit_code(result) == cli.EXIT_SIGTERM
+    result.metadata["signal"] = "SIGINT"
+    assert cli.exit_code(result) == cli.EXIT_SIGINT
+
+
+# --- the fault hook and log redaction ----------------------------------------
+
+
+def test_fault_specification_is_parsed_strictly():
+    assert faults.parse_fault("db:cold:1:kill") == faults.Fault("db", "cold", 1, "kill")
+    assert faults.parse_fault("a:b:add:0:hang").database == "a:b"
+    for bad in ("", "cold:1:kill", "db:cold:x:kill", "db:cold:1:explode"):
+        with pytest.raises(ValueError, match="ZODBSHOOTOUT_FAULT"):
+            faults.parse_fault(bad)
+    assert faults.fault_for("db", {}) is None
+    assert faults.fault_for("other", {"ZODBSHOOTOUT_FAULT": "db:cold:1:kill"}) is None
+    assert faults.fault_for("db", {"ZODBSHOOTOUT_FAULT": "*:cold:1:kill"}) is not None
+
+
+def test_log_records_lose_their_passwords():
+    record = logging.LogRecord(
+        "relstorage", logging.WARNING, __file__, 1,
+        "Unable to connect to %s", ("dbname=x password=hunter2 host=h",), None,
+    )
+    try:
+        raise RuntimeError("connect failed for user:s3cret@db")
+    except RuntimeError:
+        import sys
+
+        record.exc_info = sys.exc_info()
+    RedactingFilter({"hunter2", "s3cret"}).filter(record)
+    text = logging.Formatter().format(record)
+    assert "hunter2" not in text
+    assert "s3cret" not in text
+    assert "password=***" in text
+
+
+# --- generated input ----------------------------------------------------------
+
+_NUMBERISH = st.one_of(
+    st.integers(min_value=-5, max_value=5).map(str),
+    st.text(alphabet=string.digits + ",.-+ eEx", max_size=6),
+    st.text(max_size=8),
+)
+_OPTION = st.one_of(
+    st.tuples(st.sampled_from(["-n", "-c", "--object-counts", "--concurrency"]), _NUMBERISH),
+    st.tuples(st.sampled_from(["-r", "-s", "--timeout", "--repetitions"]), _NUMBERISH),
+    st.tuples(st.just("--aggregate"), st.sampled_from(["mean", "min", "max", "", "MEAN"])),
+    st.tuples(
+        st.just("PHASE"),
+        st.sampled_from(["add", "cold", "hot", "chilly", "ADD", "warm", ""]) | st.text(
+            alphabet=string.ascii_letters, min_size=1, max_size=8
+        ),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(options=st.lists(_OPTION, max_size=5))
+def test_generated_options_give_a_clean_error(options):
+    """Whatever the options, a missing configuration file or a bad value: exit 2, one line."""
+    argv = ["/nonexistent/zodbshootout-test.conf"]
+    for flag, value in options:
+        argv += [value] if flag == "PHASE" else [flag, value]
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)  # whatever an option might create stays in here
+        try:
+            code, stdout, stderr = run_main(*argv)
+        finally:
+            os.chdir(cwd)
+    assert_one_line_error(code, stdout, stderr)
+
+
+_NAME = st.sampled_from(["a", "b", "db-1", "x y", "", "<", "zodb"])
+_KEY_LINE = st.one_of(
+    st.sampled_from([
+        "path $(ZODBSHOOTOUT_DATA)/x.fs", "cache-size 100", "cache-size lots",
+        "data-dir /tmp/never", "dsn host=h password=p", "passwd secret", "colour blue",
+        "pool-size -1", "%define X 1", "%define", "path $X", "path $(UNSET_VARIABLE_Q)",
+        "$", "%", "<", ">", "</>", "<>", "%import ZODB", "%import relstorage",
+    ]),
+    st.text(alphabet=string.printable, max_size=20),
+)
+_SECTION_TYPE = st.sampled_from([
+    "zodb", "mappingstorage", "filestorage", "relstorage", "sqlite3", "postgresql",
+    "embeddedzeo", "demostorage", "nosuchtype", "zeoclient", "",
+])
+
+
+@st.composite
+def config_texts(draw):
+    lines = []
+    for _ in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["open", "close", "empty", "key"]))
+        if kind == "open":
+            lines.append(f"<{draw(_SECTION_TYPE)} {draw(_NAME)}>")
+        elif kind == "close":
+            lines.append(f"</{draw(_SECTION_TYPE)}>")
+        elif kind == "empty":
+            lines.append(f"<{draw(_SECTION_TYPE)}/>")
+        else:
+            lines.append(draw(_KEY_LINE))
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=config_texts())
+def test_generated_configurations_load_or_fail_cleanly(text):
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "generated.conf")
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+        try:
+            config = load_config(path, data_dir=scratch)
+        except ConfigError as e:
+            message = str(e)
+            assert message.startswith(path)
+            assert "\n" not in message
+        else:
+            assert config.names
+            assert all(isinstance(n, str) for n in config.names)
