@@ -51,7 +51,7 @@ from ZODB.utils import z64
 
 from zodbshootout.errors import CellError, DataMismatch
 from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
-from zodbshootout.storage import ROOT_KEY, container_of
+from zodbshootout.storage import ROOT_KEY, connection_in_transaction, container_of
 
 if TYPE_CHECKING:
     from zodbshootout.phases import WorkerScope
@@ -123,17 +123,11 @@ def setup(
     from the same state.  Does nothing when no selected benchmark needs them.
     """
     wanted = {"readcurrent", "conflicts", "readcurrent_conflicts"} & set(selected)
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
-        tm.begin()
+    with connection_in_transaction(db) as conn:
         top = conn.root()[ROOT_KEY]
         if not wanted:
             if AREA_KEY in top:
                 del top[AREA_KEY]
-                tm.commit()
-            else:
-                tm.abort()
             return
         area = top[AREA_KEY] = PersistentMapping()
         area["markers"] = PersistentMapping((w, Marker()) for w in range(concurrency))
@@ -142,12 +136,6 @@ def setup(
                 area[phase] = PersistentMapping(
                     (index, SharedObject()) for index in range(object_count)
                 )
-        tm.commit()
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
 
 
 def _area(conn: Any) -> Any:
@@ -376,24 +364,17 @@ def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
 
 
 def _verify_stored(scope: WorkerScope, records: list[tuple[bytes, bytes, bytes]]) -> None:
-    tm = transaction.TransactionManager()
-    conn = scope.db.open(transaction_manager=tm)
-    try:
+    with connection_in_transaction(scope.db, commit=False) as conn:
         for oid, _data, payload in records:
             if conn.get(oid).payload != payload:
                 raise DataMismatch(
                     f"worker {scope.worker}: object {oid.hex()} does not hold what was stored"
                 )
-    finally:
-        tm.abort()
-        conn.close()
 
 
 def _verify_shared(scope: WorkerScope, phase: str) -> None:
     """Each shared object must count exactly one commit of this worker: none lost."""
-    tm = transaction.TransactionManager()
-    conn = scope.db.open(transaction_manager=tm)
-    try:
+    with connection_in_transaction(scope.db, commit=False) as conn:
         shared = _area(conn)[phase]
         for index in range(scope.object_count):
             writes = shared[index].writes.get(scope.worker, 0)
@@ -402,6 +383,3 @@ def _verify_shared(scope: WorkerScope, phase: str) -> None:
                     f"worker {scope.worker}: shared object {index} counts {writes} "
                     "commits of this worker, expected 1"
                 )
-    finally:
-        tm.abort()
-        conn.close()

@@ -30,7 +30,7 @@ from BTrees.LOBTree import LOBTree
 
 from zodbshootout.errors import UsageError
 from zodbshootout.objects import BenchmarkObject, make_payload
-from zodbshootout.storage import ROOT_KEY, check_root_is_ours
+from zodbshootout.storage import ROOT_KEY, check_root_is_ours, connection_in_transaction
 
 #: Key of the filler objects below root[ROOT_KEY].
 FILLER_KEY = "filler"
@@ -117,17 +117,8 @@ def zap(db: Any) -> str:
     if hasattr(storage, "zap_all"):
         storage.zap_all()
         return "emptied its tables (zap_all)"
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
-        tm.begin()
+    with connection_in_transaction(db) as conn:
         conn.root().clear()
-        tm.commit()
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
     problem = pack(db)
     if problem:
         return f"emptied its root; the old records remain ({problem})"
@@ -136,14 +127,8 @@ def zap(db: Any) -> str:
 
 def refuse_foreign_data(db: Any) -> None:
     """Raise storage.ForeignDataError if the root holds anything but the tool's key."""
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
-        tm.begin()
+    with connection_in_transaction(db, commit=False) as conn:
         check_root_is_ours(conn.root())
-    finally:
-        tm.abort()
-        conn.close()
 
 
 def ensure_filler(
@@ -196,15 +181,9 @@ def ensure_filler(
 
 def filler_count(db: Any) -> int:
     """How many filler objects the database holds (0 if none)."""
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
-        tm.begin()
+    with connection_in_transaction(db, commit=False) as conn:
         top = conn.root().get(ROOT_KEY)
         return len(top[FILLER_KEY]) if top is not None and FILLER_KEY in top else 0
-    finally:
-        tm.abort()
-        conn.close()
 
 
 def pack(db: Any) -> str | None:

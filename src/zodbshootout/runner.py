@@ -243,7 +243,8 @@ class Runner:
                 "polling, so a fresh process's warm reads go to the database; memcached "
                 "helps readers of objects that other processes change while they run"
             )
-        if str(info.get("driver", "")).startswith("gevent ") and not self._gevent_mode():
+        gevent_mode = self.options.mode == concurrency_modes.GEVENT
+        if str(info.get("driver", "")).startswith("gevent ") and not gevent_mode:
             self.result.notes.append(
                 f"{name}: RelStorage chose its {info['driver']!r} driver (gevent is installed), "
                 "which yields to gevent while not running under it; name the plain driver "
@@ -273,9 +274,6 @@ class Runner:
             self.result.metadata["databases"][name]["mariadb_adjustments"] = applied
             if mariadb_compat.NOTE not in self.result.notes:
                 self.result.notes.append(mariadb_compat.NOTE)
-
-    def _gevent_mode(self) -> bool:
-        return getattr(self.options, "mode", "processes") == "gevent"
 
     def _populate(
         self, session: concurrency_modes.Session, concurrency: int, count: int = 0

@@ -9,6 +9,7 @@ that is not ours.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -163,15 +164,35 @@ def open_database(
         raise CellError(describe_open_error(e)) from e
 
 
-def populate(db: Any, concurrency: int, container_factory: Any = PersistentMapping) -> None:
-    """Give each of *concurrency* workers a fresh, empty container under ROOT_KEY.
+@contextlib.contextmanager
+def connection_in_transaction(db: Any, commit: bool = True) -> Iterator[Any]:
+    """A connection of its own in an explicit transaction, for untimed set-up work.
 
-    Refuses (ForeignDataError) a database whose root holds anything else.
+    The transaction commits when the block ends (or aborts, with
+    ``commit=False``, for reads); an error aborts it; the connection closes.
     """
     tm = transaction.TransactionManager(explicit=True)
     conn = db.open(transaction_manager=tm)
     try:
         tm.begin()
+        yield conn
+        if commit:
+            tm.commit()
+        else:
+            tm.abort()
+    except BaseException:
+        tm.abort()
+        raise
+    finally:
+        conn.close()
+
+
+def populate(db: Any, concurrency: int, container_factory: Any = PersistentMapping) -> None:
+    """Give each of *concurrency* workers a fresh, empty container under ROOT_KEY.
+
+    Refuses (ForeignDataError) a database whose root holds anything else.
+    """
+    with connection_in_transaction(db) as conn:
         root = conn.root()
         check_root_is_ours(root)
         top = root.get(ROOT_KEY)
@@ -184,12 +205,6 @@ def populate(db: Any, concurrency: int, container_factory: Any = PersistentMappi
                 del top[worker]
         for worker in range(concurrency):
             top[worker] = container_factory()
-        tm.commit()
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
 
 
 def check_root_is_ours(root: Any) -> None:
