@@ -2,7 +2,8 @@
 ``bin/zodbshootout`` and ``bin/test``.
 
 The buildout runs in a new virtual environment that sees the packages of the
-environment running this test, except zodbshootout itself (so that buildout
+environment running this test (its site-packages, or buildout's eggs when
+bin/test runs it), except zodbshootout itself (so that buildout
 has to use the copy's development egg, as it does in a fresh checkout), and
 downloads from PyPI only what this environment lacks. That keeps the test
 to well under two minutes; a real user's first buildout downloads everything.
@@ -73,7 +74,10 @@ def built(tmp_path_factory):
                   base, 60).stdout.strip()
     view = packages_view(base / "packages")
     # Appended after the venv's own packages, so its zc.buildout (if any) wins.
-    pathlib.Path(purelib, "zz_parent_packages.pth").write_text(f"{view}\n")
+    # Under buildout's own bin/test, the packages are eggs on sys.path instead.
+    eggs = [entry for entry in sys.path if entry.endswith(".egg") and os.path.isdir(entry)]
+    pathlib.Path(purelib, "zz_parent_packages.pth").write_text(
+        "".join(f"{entry}\n" for entry in [str(view), *eggs]))
     done = run([str(python), "-c", "import sys; from zc.buildout.buildout import main; main()"],
                checkout, 600)
     assert done.returncode == 0, done.stdout + done.stderr
