@@ -133,19 +133,19 @@ def test_debug_shows_the_traceback_and_still_exits_2(config_path):
 
 
 def test_fails_with_missing_driver_naming_what_to_install(write_config):
-    # pg8000 is a driver RelStorage knows; it is not a test dependency.
+    # psycopg2cffi is a driver RelStorage knows that no extra of ours installs.
     pytest.importorskip("relstorage")
     try:
-        import pg8000  # noqa: F401
+        import psycopg2cffi  # noqa: F401
 
-        pytest.skip("pg8000 is installed here")
+        pytest.skip("psycopg2cffi is installed here")
     except ImportError:
         pass
     path = write_config("""
         <zodb pg>
           <relstorage>
             <postgresql>
-              driver pg8000
+              driver psycopg2cffi
               dsn host=127.0.0.1 port=1 dbname=never
             </postgresql>
           </relstorage>
@@ -153,8 +153,8 @@ def test_fails_with_missing_driver_naming_what_to_install(write_config):
     """)
     code, stdout, stderr = run_main(path, "-n", "10", "-q")
     assert_one_line_error(code, stdout, stderr)
-    assert "pg: the Python module 'pg8000' is not installed" in stderr
-    assert "pip install 'zodbshootout[postgresql]'" in stderr
+    assert "pg: the Python module 'psycopg2cffi' is not installed" in stderr
+    assert "pip install psycopg2cffi" in stderr
 
 
 def test_open_errors_say_what_to_check():
@@ -164,6 +164,8 @@ def test_open_errors_say_what_to_check():
     assert "check that the server is running" in describe_open_error(refused)
     assert "check the user and password" in describe_open_error(denied)
     assert "pip install psycopg2cffi" in describe_open_error(unknown)
+    ours = ModuleNotFoundError("No module named 'pg8000'", name="pg8000")
+    assert "pip install 'zodbshootout[postgresql]'" in describe_open_error(ours)
 
 
 # --- exit codes -------------------------------------------------------------
