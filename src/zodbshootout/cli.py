@@ -66,6 +66,27 @@ def _positive_ints(text: str) -> list[int]:
     return values
 
 
+# Options whose value is optional, and the values they take: anything else
+# after them (a phase name, the CONFIG) is not theirs.
+_OPTIONAL_VALUES = {"--threads": ("shared", "unique"), "--btrees": ("IO", "OO")}
+
+
+def bind_optional_values(argv: Sequence[str]) -> list[str]:
+    """Keep ``--threads cold`` from reading "cold" as the value of --threads.
+
+    argparse gives an option with an optional value the next word whatever
+    it is; here a word that isn't one of the option's values stays positional.
+    """
+    bound: list[str] = []
+    for index, word in enumerate(argv):
+        values = _OPTIONAL_VALUES.get(word)
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if values and following is not None and following not in values:
+            word = f"{word}={values[0]}"
+        bound.append(word)
+    return bound
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="zodbshootout",
@@ -163,8 +184,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads", nargs="?", const="shared", choices=("shared", "unique"), default=None,
         help="run the workers as threads of one process instead of processes: one DB "
-        "shared by all threads (shared, the default) or one DB per thread (unique); "
-        "before PHASE names write --threads=VALUE",
+        "shared by all threads (shared, the default) or one DB per thread (unique)",
     )
     parser.add_argument(
         "--gevent", action="store_true",
@@ -404,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     try:
         # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
-        args = build_parser().parse_intermixed_args(argv)
+        args = build_parser().parse_intermixed_args(bind_optional_values(argv))
         if args.debug:
             enable_debug_log()
         options = options_from_args(args)

@@ -325,3 +325,16 @@ def test_generated_configurations_load_or_fail_cleanly(text):
         else:
             assert config.names
             assert all(isinstance(n, str) for n in config.names)
+
+
+def test_optional_option_values_leave_phase_names_alone():
+    from zodbshootout.cli import bind_optional_values
+
+    assert bind_optional_values(["c.conf", "--threads", "cold", "hot"]) == [
+        "c.conf", "--threads=shared", "cold", "hot"
+    ]
+    assert bind_optional_values(["c.conf", "--threads", "unique", "cold"]) == [
+        "c.conf", "--threads", "unique", "cold"
+    ]
+    assert bind_optional_values(["--btrees", "c.conf"]) == ["--btrees=IO", "c.conf"]
+    assert bind_optional_values(["c.conf", "--btrees"]) == ["c.conf", "--btrees"]
