@@ -22,7 +22,8 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from multiprocessing.connection import Connection
+from typing import Any, Protocol, cast
 
 from zodbshootout import benchmarks, caches, diagnostics, faults, phases
 from zodbshootout.config import ConfigSource
@@ -274,10 +275,12 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
                     "(raise --timeout for very large runs)"
                 )
                 break
-            for reader in multiprocessing.connection.wait(list(pending), remaining):
+            for ready in multiprocessing.connection.wait(list(pending), remaining):
+                # wait() is typed for sockets too; what we gave it are Connections.
+                reader = cast(Connection, ready)
                 task, process = pending.pop(reader)
                 try:
-                    message = reader.recv()
+                    message: tuple[Any, ...] = reader.recv()
                 except EOFError:
                     process.join(5)
                     errors.append(f"worker {task.worker} died ({_exit_reason(process)})")
