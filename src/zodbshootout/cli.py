@@ -75,16 +75,22 @@ def bind_optional_values(argv: Sequence[str]) -> list[str]:
     """Keep ``--threads cold`` from reading "cold" as the value of --threads.
 
     argparse gives an option with an optional value the next word whatever
-    it is; here a word that isn't one of the option's values stays positional.
+    it is.  A phase name or an existing file (the CONFIG) after the option
+    stays positional; any other word is still the option's value, so a typo
+    like ``--threads privat`` is reported against --threads.
     """
     bound: list[str] = []
     for index, word in enumerate(argv):
         values = _OPTIONAL_VALUES.get(word)
         following = argv[index + 1] if index + 1 < len(argv) else None
-        if values and following is not None and following not in values:
+        if values and following is not None and _positional(following):
             word = f"{word}={values[0]}"
         bound.append(word)
     return bound
+
+
+def _positional(word: str) -> bool:
+    return word in ALL_PHASES or word == "all" or os.path.isfile(word)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -327,14 +327,18 @@ def test_generated_configurations_load_or_fail_cleanly(text):
             assert all(isinstance(n, str) for n in config.names)
 
 
-def test_optional_option_values_leave_phase_names_alone():
+def test_optional_option_values_leave_phase_names_alone(tmp_path):
     from zodbshootout.cli import bind_optional_values
 
+    config = tmp_path / "c.conf"
+    config.write_text("")
     assert bind_optional_values(["c.conf", "--threads", "cold", "hot"]) == [
         "c.conf", "--threads=shared", "cold", "hot"
     ]
     assert bind_optional_values(["c.conf", "--threads", "unique", "cold"]) == [
         "c.conf", "--threads", "unique", "cold"
     ]
-    assert bind_optional_values(["--btrees", "c.conf"]) == ["--btrees=IO", "c.conf"]
+    assert bind_optional_values(["--btrees", str(config)]) == ["--btrees=IO", str(config)]
     assert bind_optional_values(["c.conf", "--btrees"]) == ["c.conf", "--btrees"]
+    # Anything else is the option's (wrong) value, and is reported as such.
+    assert bind_optional_values(["--threads", "privat"]) == ["--threads", "privat"]
