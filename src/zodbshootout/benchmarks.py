@@ -51,6 +51,7 @@ from ZODB.utils import z64
 
 from zodbshootout.errors import CellError, DataMismatch
 from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
+from zodbshootout.results import CONFLICT_COUNTING_PHASES
 from zodbshootout.storage import ROOT_KEY, connection_in_transaction, container_of
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ BENCHMARKS = (
 NEEDS_WRITTEN_DATA = frozenset({"readcurrent"})
 
 #: Benchmarks that report conflicts (PhaseTiming.conflicts).
-COUNTS_CONFLICTS = frozenset({"conflicts", "readcurrent_conflicts"})
+COUNTS_CONFLICTS = frozenset(CONFLICT_COUNTING_PHASES)
 
 #: Key of the benchmarks' shared objects below root[ROOT_KEY].
 AREA_KEY = "benchmarks"

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Phases whose workers count conflicts in PhaseTiming.conflicts.
+CONFLICT_COUNTING_PHASES = ("conflicts", "readcurrent_conflicts")
+
 
 @dataclass(frozen=True)
 class PhaseTiming:

@@ -8,6 +8,7 @@ from zodbshootout.benchmarks import BENCHMARKS
 from zodbshootout.render.labels import phase_label
 
 from conftest import ETC, run_cli
+from support import configs
 
 ROW = re.compile(r'^"(?P<label>[^"]+)",\s+(?P<cells>.*)$')
 CONFLICT_NOTE = re.compile(
@@ -49,22 +50,7 @@ def test_every_benchmark_yields_a_positive_rate_on_each_embedded_storage():
 
 
 def test_two_workers_updating_one_shared_map_conflict_on_sqlite_and_zeo(write_config):
-    config = write_config("""
-        <zodb zeo>
-          <embeddedzeo>
-            <filestorage>
-              path $(ZODBSHOOTOUT_DATA)/zeo.fs
-            </filestorage>
-          </embeddedzeo>
-        </zodb>
-        <zodb sqlite>
-          <relstorage>
-            <sqlite3>
-              data-dir $(ZODBSHOOTOUT_DATA)/sqlite
-            </sqlite3>
-          </relstorage>
-        </zodb>
-    """)
+    config = write_config(configs.embedded_zeo("zeo") + configs.sqlite("sqlite"))
     done = run_cli(config, "-n", "100", "-c", "2", "-r", "2", "-q", "conflicts")
     assert done.returncode == 0, done.stderr + done.stdout
     counts = conflict_counts(done.stdout)
@@ -75,15 +61,7 @@ def test_two_workers_updating_one_shared_map_conflict_on_sqlite_and_zeo(write_co
 
 
 def test_all_selects_the_classic_phases_and_every_benchmark(write_config):
-    config = write_config("""
-        <zodb sqlite>
-          <relstorage>
-            <sqlite3>
-              data-dir $(ZODBSHOOTOUT_DATA)/sqlite
-            </sqlite3>
-          </relstorage>
-        </zodb>
-    """)
+    config = write_config(configs.sqlite("sqlite"))
     done = run_cli(config, "-n", "10", "-c", "1", "-r", "1", "-q", "all")
     assert done.returncode == 0, done.stderr + done.stdout
     assert len(rows_of(done.stdout)) == 7 + len(BENCHMARKS)

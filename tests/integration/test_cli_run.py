@@ -6,6 +6,7 @@ import pstats
 import re
 
 from conftest import ETC, run_cli
+from support import configs
 
 ROW = re.compile(r'^"(?P<label>[^"]+)",\s+(?P<cells>.*)$')
 
@@ -58,15 +59,7 @@ def test_concurrency_levels_make_blocks_and_phases_select_rows():
 
 
 def test_profiles_load_in_pstats(tmp_path, write_config):
-    config = write_config("""
-        <zodb sqlite>
-          <relstorage>
-            <sqlite3>
-              data-dir $(ZODBSHOOTOUT_DATA)/sqlite
-            </sqlite3>
-          </relstorage>
-        </zodb>
-    """)
+    config = write_config(configs.sqlite("sqlite"))
     profiles = tmp_path / "profiles"
     done = run_cli(config, "-n", "20", "-c", "2", "-r", "1", "-p", str(profiles),
                    "add", "cold", "-q")
@@ -83,13 +76,7 @@ def test_profiles_load_in_pstats(tmp_path, write_config):
 
 
 def test_filestorage_with_two_processes_says_why_in_a_footnote(write_config):
-    config = write_config("""
-        <zodb fs>
-          <filestorage>
-            path $(ZODBSHOOTOUT_DATA)/fs.fs
-          </filestorage>
-        </zodb>
-    """)
+    config = write_config(configs.filestorage("fs"))
     done = run_cli(config, "-n", "20", "-c", "1,2", "-r", "1", "add", "steamin", "-q")
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr

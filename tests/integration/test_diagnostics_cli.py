@@ -7,16 +7,9 @@ import sys
 import textwrap
 
 from conftest import ETC, run_cli
+from support import configs
 
-SQLITE = """
-    <zodb sqlite>
-      <relstorage>
-        <sqlite3>
-          data-dir $(ZODBSHOOTOUT_DATA)/sqlite
-        </sqlite3>
-      </relstorage>
-    </zodb>
-"""
+SQLITE = configs.sqlite("sqlite")
 
 
 def test_log_level_turns_on_logging_in_the_parent_and_every_worker():

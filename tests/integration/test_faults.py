@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -167,17 +168,14 @@ def test_a_server_that_is_down_fails_only_its_database(write_config):
 
 
 @pytest.mark.zeo
-def test_a_server_that_goes_down_mid_run_fails_only_its_database(write_config, zeo_server):
-    server, port = zeo_server
-    config = write_config(zeo_config(port))
+def run_stopping_a_server(config: str, database: str, stop: Callable[[], None]):
+    """Run the CLI; call *stop* as *database*'s second repetition starts writing."""
     cli = start_cli(config, "-n", N, "-c", "2", "-r", "3", "--timeout", "60")
     try:
-        # Stop the server as the second repetition's write stage begins.
         assert cli.stderr is not None
         for line in cli.stderr:
-            if line.startswith("remote:") and "repetition 2/3: write" in line:
-                server.send_signal(signal.SIGKILL)
-                server.wait()
+            if line.startswith(f"{database}:") and "repetition 2/3: write" in line:
+                stop()
                 break
         else:
             pytest.fail("the run never reached the second repetition")
@@ -186,6 +184,18 @@ def test_a_server_that_goes_down_mid_run_fails_only_its_database(write_config, z
         if cli.poll() is None:
             cli.kill()
             cli.communicate()
+    return cli, stdout, stderr
+
+
+def test_a_server_that_goes_down_mid_run_fails_only_its_database(write_config, zeo_server):
+    server, port = zeo_server
+    config = write_config(zeo_config(port))
+
+    def stop_server() -> None:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+
+    cli, stdout, stderr = run_stopping_a_server(config, "remote", stop_server)
     assert cli.returncode == 1, stderr
     remote, local = column(stdout, 0), column(stdout, 1)
     assert any(cell.startswith("n/a[") for cell in remote.values()), stdout
@@ -231,20 +241,7 @@ def test_a_postgresql_server_that_goes_down_mid_run_fails_only_its_database(
           </relstorage>
         </zodb>
     """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local"))
-    cli = start_cli(config, "-n", N, "-c", "2", "-r", "3", "--timeout", "60")
-    try:
-        assert cli.stderr is not None
-        for line in cli.stderr:
-            if line.startswith("pg:") and "repetition 2/3: write" in line:
-                private_postgresql.crash()
-                break
-        else:
-            pytest.fail("the run never reached the second repetition")
-        stdout, stderr = cli.communicate(timeout=120)
-    finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.communicate()
+    cli, stdout, stderr = run_stopping_a_server(config, "pg", private_postgresql.crash)
     assert cli.returncode == 1, stderr
     pg, local = column(stdout, 0), column(stdout, 1)
     assert any(cell.startswith("n/a[") for cell in pg.values()), stdout

@@ -17,47 +17,18 @@ from zodbshootout.config import load_config
 from zodbshootout.options import RunOptions
 from zodbshootout.runner import Runner
 
+from support import configs
+
 N = 40
 # Objects a read loads besides the N measured ones: root, the tool's mapping,
 # the worker's container.
 OVERHEAD = 3
 
 EMBEDDED = {
-    "filestorage": """
-        <zodb db>
-          <filestorage>
-            path $(ZODBSHOOTOUT_DATA)/fs.fs
-          </filestorage>
-        </zodb>
-    """,
-    "zeo": """
-        <zodb db>
-          <embeddedzeo>
-            <filestorage>
-              path $(ZODBSHOOTOUT_DATA)/zeo.fs
-            </filestorage>
-          </embeddedzeo>
-        </zodb>
-    """,
-    "zeo_persistent_cache": """
-        <zodb db>
-          <embeddedzeo>
-            client truth
-            <filestorage>
-              path $(ZODBSHOOTOUT_DATA)/zeo.fs
-            </filestorage>
-          </embeddedzeo>
-        </zodb>
-    """,
-    "sqlite": """
-        <zodb db>
-          <relstorage>
-            <sqlite3>
-              data-dir $(ZODBSHOOTOUT_DATA)/sqlite
-            </sqlite3>
-          </relstorage>
-        </zodb>
-    """,
+    "filestorage": configs.filestorage("db"),
+    "zeo": configs.embedded_zeo("db"),
+    "zeo_persistent_cache": configs.embedded_zeo("db", client="truth"),
+    "sqlite": configs.sqlite("db"),
 }
 
 # Storages whose client caches live in the worker and answer the hot phase.

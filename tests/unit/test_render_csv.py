@@ -55,3 +55,15 @@ def test_min_aggregate_takes_fastest_repetition():
     # Add: 2000 objects / 0.11 s and / 0.12 s -> mean 17424, best 18182.
     assert mean_row.split()[3:5] == ["17424,", "13939,"]
     assert min_row.split()[3:5] == ["18182,", "14545,"]
+
+
+def test_a_duration_the_clock_could_not_resolve_is_a_footnote_not_inf():
+    result = RunResult(
+        databases=["db"], object_counts=[10], concurrencies=[1], phases=["steamin"],
+        repetitions=1,
+        measurements=[Measurement("db", 1, 10, 1, _timing("steamin", 0, 0.0, 10))],
+    )
+    lines = format_csv(result)
+    assert lines[1].split()[-1] == "n/a[1]"
+    assert "inf" not in "\n".join(lines)
+    assert lines[-1] == "[1] db (concurrency 1): too fast for the clock to time"

@@ -10,13 +10,11 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from zodbshootout.results import RunResult
+from zodbshootout.results import CONFLICT_COUNTING_PHASES, RunResult
 
 #: PhaseTiming.object_growth's key for the net change of all types.
 GROWTH_TOTAL = "*total*"
 
-#: Phases whose workers count conflicts (zodbshootout.benchmarks.COUNTS_CONFLICTS).
-CONFLICT_PHASES = ("conflicts", "readcurrent_conflicts")
 
 
 def derived_notes(result: RunResult) -> list[str]:
@@ -33,7 +31,7 @@ def conflict_notes(result: RunResult) -> list[str]:
     totals: dict[tuple[str, int, int, str], list[int]] = {}
     repetitions: dict[tuple[str, int, int, str], set[int]] = {}
     for m in result.measurements:
-        if m.phase in CONFLICT_PHASES:
+        if m.phase in CONFLICT_COUNTING_PHASES:
             key = (m.database, m.object_count, m.concurrency, m.phase)
             totals.setdefault(key, []).append(m.timing.conflicts)
             repetitions.setdefault(key, set()).add(m.repetition)

@@ -6,6 +6,7 @@ can't disagree about a number.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from zodbshootout.render.labels import phase_label
@@ -59,9 +60,12 @@ def build_table(result: RunResult, aggregate: str = "mean") -> Table:
 def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str]) -> Cell:
     failure = result.failure_for(key)
     stats = None if failure else cell_stats(result, key)
-    if stats is not None:
+    if stats is not None and math.isfinite(stats.aggregate(aggregate)):
         return Cell(stats, stats.aggregate(aggregate))
-    if failure is not None:
+    if stats is not None:
+        # A duration the clock could not resolve: no rate to show.
+        text = f"{key.database} (concurrency {key.concurrency}): too fast for the clock to time"
+    elif failure is not None:
         text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
     elif result.interrupted:
         text = "not measured: the run was interrupted"
