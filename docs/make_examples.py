@@ -67,7 +67,8 @@ def machine_description(result: dict[str, Any], plotted: bool) -> str:
     started = metadata.get("started")
     when = (
         datetime.datetime.fromtimestamp(started, datetime.timezone.utc).strftime("%Y-%m-%d")
-        if started else "unknown"
+        if started
+        else "unknown"
     )
     packages = ", ".join(
         f"{name} {version}" for name, version in environment["packages"].items() if version
@@ -97,8 +98,9 @@ def main(argv: list[str]) -> int:
     result_path = EXAMPLES / "local.json"
     zodbshootout(CONFIG, "-q", "-o", str(result_path), *argv)
     zodbshootout("show", "-q", str(result_path), stdout=EXAMPLES / "local.txt")
-    zodbshootout("show", "-q", "--format", "table", str(result_path),
-                 stdout=EXAMPLES / "local-table.txt")
+    zodbshootout(
+        "show", "-q", "--format", "table", str(result_path), stdout=EXAMPLES / "local-table.txt"
+    )
     chart = EXAMPLES / "local.png"
     plotted = has_subcommand("plot") and importlib.util.find_spec("matplotlib") is not None
     if plotted:

@@ -48,9 +48,13 @@ def require_server(kind: str) -> None:
         pytest.skip(f"{kind} server not available: {reason}")
 
 
-def run_cli(*args: str, timeout: float = 300, env: dict | None = None,
-            input_text: str | None = None, cwd: str | os.PathLike | None = None
-            ) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str,
+    timeout: float = 300,
+    env: dict | None = None,
+    input_text: str | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> subprocess.CompletedProcess:
     """Run ``python -m zodbshootout ARGS`` as a user would; capture its output."""
     full_env = dict(os.environ)
     full_env.pop("ZODBSHOOTOUT_DATA", None)
@@ -95,8 +99,9 @@ def postgresql_dsn():
     require_server("postgresql")
     psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is not installed")
     name = f"zodbshootout_t{os.getpid()}"
-    admin = psycopg2.connect(host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres",
-                             dbname="postgres")
+    admin = psycopg2.connect(
+        host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres", dbname="postgres"
+    )
     admin.autocommit = True
     with admin.cursor() as cursor:
         cursor.execute(f"DROP DATABASE IF EXISTS {name}")

@@ -19,9 +19,12 @@ from conftest import ROOT
 )
 def test_checker_is_clean(command):
     module = command[2]
-    if shutil.which(module) is None and subprocess.run(
-        [sys.executable, "-c", f"import {module}"], capture_output=True
-    ).returncode:
+    if (
+        shutil.which(module) is None
+        and subprocess.run(
+            [sys.executable, "-c", f"import {module}"], capture_output=True
+        ).returncode
+    ):
         pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

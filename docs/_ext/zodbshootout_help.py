@@ -110,7 +110,9 @@ def check_options_documented(app: Sphinx, env: Any) -> None:
             logger.warning(
                 "'%s' offers %s, but no '.. option::' under '.. program:: %s' explains it "
                 "(add one to docs/options.rst)",
-                program, option, program,
+                program,
+                option,
+                program,
             )
 
 

@@ -290,8 +290,7 @@ def _retrying(scope: WorkerScope, work: Any) -> int:
                 conflicts += 1
                 if conflicts >= MAX_CONFLICTS:
                     raise CellError(
-                        f"worker {scope.worker} conflicted {conflicts} times in a row "
-                        "and gave up"
+                        f"worker {scope.worker} conflicted {conflicts} times in a row and gave up"
                     ) from None
     except BaseException:
         tm.abort()
@@ -357,9 +356,7 @@ def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
     elif phase == "store":
         _verify_stored(scope, outcome.records)
     elif phase == "readcurrent" and not scope.blobs:
-        check_payloads(
-            scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count
-        )
+        check_payloads(scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count)
     elif phase in COUNTS_CONFLICTS and outcome.role == "writer":
         _verify_shared(scope, phase)
 

@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             f"Phases: {', '.join(PHASES)} (the default); extra benchmarks: "
-            f"{', '.join(ALL_PHASES[len(PHASES):])}; 'all' selects everything. "
+            f"{', '.join(ALL_PHASES[len(PHASES) :])}; 'all' selects everything. "
             f"Embedded databases keep their files in "
             f"${DATA_DIR_VARIABLE} (default: a temporary directory removed after the run). "
             "Saved runs (-o): zodbshootout show|compare|plot|export RESULT.json ..., "
@@ -114,32 +114,55 @@ def build_parser() -> argparse.ArgumentParser:
         "phases", metavar="PHASE", nargs="*", help="measure only these phases (default: all)"
     )
     parser.add_argument(
-        "-n", "--object-counts", metavar="N[,N...]", type=_positive_ints, action="append",
+        "-n",
+        "--object-counts",
+        metavar="N[,N...]",
+        type=_positive_ints,
+        action="append",
         help="objects each worker writes and reads per transaction (default: 1000)",
     )
     parser.add_argument(
-        "-c", "--concurrency", metavar="C[,C...]", type=_positive_ints, action="append",
+        "-c",
+        "--concurrency",
+        metavar="C[,C...]",
+        type=_positive_ints,
+        action="append",
         help="workers (processes, or threads with --threads) that run each phase at once "
         "(default: 2)",
     )
     parser.add_argument(
-        "-r", "--repetitions", metavar="R", type=int, default=3,
+        "-r",
+        "--repetitions",
+        metavar="R",
+        type=int,
+        default=3,
         help="times each phase is measured (default: 3)",
     )
     parser.add_argument(
-        "--aggregate", choices=("mean", "min"), default="mean",
+        "--aggregate",
+        choices=("mean", "min"),
+        default="mean",
         help="combine repetitions by their mean rate (default) or keep the fastest (min)",
     )
     parser.add_argument(
-        "-s", "--object-size", metavar="BYTES", type=int, default=DEFAULT_OBJECT_SIZE_BYTES,
+        "-s",
+        "--object-size",
+        metavar="BYTES",
+        type=int,
+        default=DEFAULT_OBJECT_SIZE_BYTES,
         help=f"payload bytes per object (default: {DEFAULT_OBJECT_SIZE_BYTES})",
     )
     parser.add_argument(
-        "-p", "--profile", metavar="DIR",
+        "-p",
+        "--profile",
+        metavar="DIR",
         help="write a cProfile .prof and a sorted .txt per database, phase, worker, repetition",
     )
     parser.add_argument(
-        "--timeout", metavar="SECONDS", type=float, default=600.0,
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=600.0,
         help="give up on a stage whose workers take longer than this (default: 600)",
     )
     add_output_arguments(parser)
@@ -147,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mode_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument(
-        "-v", "--verbose", action="store_true",
+        "-v",
+        "--verbose",
+        action="store_true",
         help="after the table, describe each database on stderr: server, driver, history "
         "mode, caches, round-trip latency",
     )
@@ -159,27 +184,37 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_state_arguments(parser: argparse.ArgumentParser) -> None:
     """Options for the database's state and for diagnostics (dbstate, diagnostics)."""
     parser.add_argument(
-        "--min-objects", metavar="N", type=int, default=0,
+        "--min-objects",
+        metavar="N",
+        type=int,
+        default=0,
         help="keep at least N other objects in each database (written once, untimed, "
         "under the tool's root key), to measure how the storage scales",
     )
     parser.add_argument(
-        "--pack", action="store_true",
+        "--pack",
+        action="store_true",
         help="pack each database before measuring it (untimed)",
     )
     parser.add_argument(
-        "--zap", metavar="force|NAME,...", nargs="?", const="", default=None,
+        "--zap",
+        metavar="force|NAME,...",
+        nargs="?",
+        const="",
+        default=None,
         help="ERASE ALL DATA of the databases first: --zap asks for each database, "
         "--zap a,b asks for a and b only, --zap force erases all without asking, "
         "--zap force,a erases a without asking; any answer but y or yes means no. "
         "It takes the next word as its value: put it last or write --zap=VALUE",
     )
     parser.add_argument(
-        "--leaks", action="store_true",
+        "--leaks",
+        action="store_true",
         help="report how many objects (by type) each phase left behind in the workers",
     )
     parser.add_argument(
-        "--log", metavar="LEVEL|FILE.conf",
+        "--log",
+        metavar="LEVEL|FILE.conf",
         help="log storages' messages in the runner and the workers: a level (e.g. DEBUG) "
         "to stderr, or a ZConfig file of <eventlog>/<logger> sections",
     )
@@ -188,22 +223,32 @@ def _add_state_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     """Options for how workers run and what they store (concurrency, workload, blobs)."""
     parser.add_argument(
-        "--threads", nargs="?", const="shared", choices=("shared", "unique"), default=None,
+        "--threads",
+        nargs="?",
+        const="shared",
+        choices=("shared", "unique"),
+        default=None,
         help="run the workers as threads of one process instead of processes: one DB "
         "shared by all threads (shared, the default) or one DB per thread (unique)",
     )
     parser.add_argument(
-        "--gevent", action="store_true",
+        "--gevent",
+        action="store_true",
         help="run the workers as gevent greenlets in one monkey-patched child process "
         "(implies --threads; needs the gevent extra and a gevent-compatible driver)",
     )
     parser.add_argument(
-        "--btrees", nargs="?", const="IO", choices=("IO", "OO"), default=None,
+        "--btrees",
+        nargs="?",
+        const="IO",
+        choices=("IO", "OO"),
+        default=None,
         help="keep each worker's objects in a BTree (IOBTree by default, or OOBTree) "
         "instead of a PersistentMapping",
     )
     parser.add_argument(
-        "--blobs", action="store_true",
+        "--blobs",
+        action="store_true",
         help="store each object as a ZODB blob and read its file back (needs blob-dir "
         "in the storage section, see etc/blobs.conf)",
     )
@@ -261,7 +306,9 @@ def _confirm_zaps(
         print(
             f"Zap database {name}? This erases ALL its data, also data zodbshootout "
             "did not write. [y/N] ",
-            end="", file=sys.stderr, flush=True,
+            end="",
+            file=sys.stderr,
+            flush=True,
         )
         try:
             answer = sys.stdin.readline()
@@ -319,9 +366,7 @@ def data_directory() -> Iterator[str]:
 
 def format_progress(event: ProgressEvent) -> str:
     """One progress line for stderr."""
-    where = (
-        f"{event.database}: {event.object_count} objects, concurrency {event.concurrency}"
-    )
+    where = f"{event.database}: {event.object_count} objects, concurrency {event.concurrency}"
     if event.stage == "done":
         return f"{where}: done"
     if event.stage == "failed":
@@ -467,8 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def format_database_descriptions(result: RunResult) -> list[str]:
     """The -v lines: what the runner found out about each database before measuring it."""
     described = result.metadata.get("databases", {})
-    return [format_description(name, described[name])
-            for name in result.databases if name in described]
+    return [
+        format_description(name, described[name]) for name in result.databases if name in described
+    ]
 
 
 def _run(

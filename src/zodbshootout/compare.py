@@ -79,11 +79,7 @@ def _cells(base: RunResult, changed: RunResult) -> list[CellKey]:
             for count in ordered(base.object_counts, changed.object_counts):
                 for phase in ordered(base.phases, changed.phases):
                     keys.append(CellKey(database, concurrency, count, phase))
-    return [
-        key
-        for key in keys
-        if _planned(base, key) or _planned(changed, key)
-    ]
+    return [key for key in keys if _planned(base, key) or _planned(changed, key)]
 
 
 def _planned(result: RunResult, key: CellKey) -> bool:

@@ -226,6 +226,5 @@ def pack_would_replace(database_factory: Any, data_dir: str) -> list[str]:
     return [
         path + ".old"
         for path in filestorage_paths(database_factory)
-        if os.path.exists(path + ".old")
-        and not (ours and os.path.abspath(path).startswith(ours))
+        if os.path.exists(path + ".old") and not (ours and os.path.abspath(path).startswith(ours))
     ]

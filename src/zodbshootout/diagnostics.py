@@ -89,9 +89,7 @@ def _load_logging_config(setup: LogSetup) -> tuple[object, list[object]]:
         raise UsageError(f"--log {setup.config_url}: {message}") from None
     loggers = [config.eventlog] if config.eventlog is not None else []
     if not loggers and not config.loggers:
-        raise UsageError(
-            f"--log {setup.config_url}: no <eventlog> or <logger> section in the file"
-        )
+        raise UsageError(f"--log {setup.config_url}: no <eventlog> or <logger> section in the file")
     return config, [*loggers, *config.loggers]
 
 

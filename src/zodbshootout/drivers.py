@@ -52,8 +52,15 @@ _HINTS = (
         "check the user and password in the database's section",
     ),
     (
-        ("connection refused", "can't connect", "could not connect", "unknown host",
-         "could not translate host name", "name or service not known", "timed out"),
+        (
+            "connection refused",
+            "can't connect",
+            "could not connect",
+            "unknown host",
+            "could not translate host name",
+            "name or service not known",
+            "timed out",
+        ),
         "check that the server is running and the host and port in the database's section",
     ),
     (

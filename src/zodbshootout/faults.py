@@ -41,9 +41,7 @@ class Fault:
     action: str
 
     def matches(self, database: str, phase: str, worker: int) -> bool:
-        return (
-            self.database in ("*", database) and self.phase == phase and self.worker == worker
-        )
+        return self.database in ("*", database) and self.phase == phase and self.worker == worker
 
 
 def parse_fault(text: str) -> Fault:

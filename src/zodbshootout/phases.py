@@ -176,6 +176,4 @@ def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
     if phase in benchmarks.RUNS:
         benchmarks.verify(phase, scope, outcome)
     if phase in READ_PHASES:
-        check_payloads(
-            scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count
-        )
+        check_payloads(scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count)

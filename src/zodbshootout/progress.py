@@ -102,8 +102,11 @@ class TerminalProgress:
         if event.database in self.plan.databases:
             index = self.plan.databases.index(event.database) + 1
             position = f" ({index}/{len(self.plan.databases)})"
-        where = [f"{event.database}{position}", f"{event.object_count} objects",
-                 f"c={event.concurrency}"]
+        where = [
+            f"{event.database}{position}",
+            f"{event.object_count} objects",
+            f"c={event.concurrency}",
+        ]
         if event.stage in ("done", "failed"):
             where.append(event.stage)
         else:
@@ -119,9 +122,7 @@ class TerminalProgress:
         if event.stage == "failed":
             # A failure is worth keeping on screen; the footnote repeats it later.
             self.clear()
-            self.stream.write(
-                f"zodbshootout: {event.database}: failed: {event.detail}\n"
-            )
+            self.stream.write(f"zodbshootout: {event.database}: failed: {event.detail}\n")
         line = self.status_line(event)
         limit = max(10, self.width() - 1)
         if len(line) > limit:

@@ -187,9 +187,7 @@ class Runner:
 
             def report(stage: str, detail: str = "", repetition: int = repetition) -> None:
                 self.progress(
-                    ProgressEvent(
-                        name, count, concurrency, repetition, repetitions, stage, detail
-                    )
+                    ProgressEvent(name, count, concurrency, repetition, repetitions, stage, detail)
                 )
 
             report("populate")
@@ -308,9 +306,7 @@ class Runner:
 
         def report(stage: str) -> None:
             first = (options.object_counts[0], options.concurrencies[0])
-            self.progress(
-                ProgressEvent(name, *first, 1, options.repetitions, stage)
-            )
+            self.progress(ProgressEvent(name, *first, 1, options.repetitions, stage))
 
         if zapping:
             report("zapping (--zap)")
@@ -326,9 +322,7 @@ class Runner:
             if options.min_objects:
                 report(f"writing filler objects (--min-objects {options.min_objects})")
                 populate(db, 0)  # creates the tool's root key if the database is new
-                written = dbstate.ensure_filler(
-                    db, options.min_objects, options.object_size_bytes
-                )
+                written = dbstate.ensure_filler(db, options.min_objects, options.object_size_bytes)
                 self.result.metadata.setdefault("filler_objects", {})[name] = {
                     "present": dbstate.filler_count(db),
                     "written": written,
@@ -442,9 +436,7 @@ class Runner:
 
 def _refusal_reason(name: str, error: ForeignDataError) -> str:
     """The refusal, and the way out once the user has made sure the data may go."""
-    return (
-        f"{error}; if you are sure its data may be erased, run again with --zap {name}"
-    )
+    return f"{error}; if you are sure its data may be erased, run again with --zap {name}"
 
 
 def _fill(

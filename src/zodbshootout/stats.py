@@ -120,16 +120,16 @@ def noisy_cells(
                 for database in result.databases:
                     key = CellKey(database, concurrency, count, phase)
                     stats = cell_stats(result, key)
-                    if stats is not None and stats.count > 1 and (
-                        stats.relative_stddev > threshold
+                    if (
+                        stats is not None
+                        and stats.count > 1
+                        and (stats.relative_stddev > threshold)
                     ):
                         found.append((key, stats))
     return found
 
 
-def format_spread_warning(
-    result: RunResult, threshold: float = NOISY_RELATIVE_STDDEV
-) -> list[str]:
+def format_spread_warning(result: RunResult, threshold: float = NOISY_RELATIVE_STDDEV) -> list[str]:
     """Lines for stderr naming the noisy cells and what to do about them; [] if none."""
     noisy = noisy_cells(result, threshold)
     if not noisy:
@@ -166,8 +166,7 @@ def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
     if x in (0.0, 1.0):
         return x
     log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-        + a * math.log(x) + b * math.log1p(-x)
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     )
     if x > (a + 1.0) / (a + b + 2.0):
         return 1.0 - regularized_incomplete_beta(b, a, 1.0 - x)

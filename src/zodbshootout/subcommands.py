@@ -40,17 +40,22 @@ EXIT_USAGE = 2
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """The run's options for what it writes: -o, --format, --pyperf."""
     parser.add_argument(
-        "-o", "--output", metavar="FILE.json",
+        "-o",
+        "--output",
+        metavar="FILE.json",
         help="save every raw timing and the run's metadata to FILE.json after each "
         "database ('-': stdout instead of the table); see 'zodbshootout show'",
     )
     parser.add_argument(
-        "--format", choices=FORMATS, default="csv",
+        "--format",
+        choices=FORMATS,
+        default="csv",
         help="how to print the table: csv (classic, default), markdown, json, "
         "table (for a terminal, with spread)",
     )
     parser.add_argument(
-        "--pyperf", metavar="FILE.json",
+        "--pyperf",
+        metavar="FILE.json",
         help="also write the run as a pyperf benchmark suite (pyperf compare_to, hist)",
     )
 
@@ -112,8 +117,9 @@ class RunOutputs:
             try:
                 resultfile.write_atomically(path, text)
             except OSError as e:
-                print(f"zodbshootout: error: cannot save {path}: {e.strerror or e}",
-                      file=sys.stderr)
+                print(
+                    f"zodbshootout: error: cannot save {path}: {e.strerror or e}", file=sys.stderr
+                )
 
     @property
     def table_on_stdout(self) -> bool:
@@ -128,9 +134,7 @@ def _check_writable(path: str | None) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"cannot write {path}: the directory {directory} does not exist")
-    if not os.access(directory, os.W_OK) or (
-        os.path.exists(path) and not os.access(path, os.W_OK)
-    ):
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"cannot write {path}: permission denied")
     if os.path.isdir(path):
         raise UsageError(f"cannot write {path}: it is a directory")
@@ -183,18 +187,28 @@ def _subcommand_parser(name: str) -> argparse.ArgumentParser:
     else:
         parser.add_argument("result", metavar="RESULT.json", help="a file saved with -o")
     if name == "show":
-        parser.add_argument("--format", choices=FORMATS, default=None,
-                            help="csv, markdown, json or table (default: what the run printed)")
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="csv, markdown, json or table (default: what the run printed)",
+        )
     if name in ("plot", "export"):
         suffix = ".png" if name == "plot" else ".json"
         parser.add_argument(
-            "-o", "--output", metavar=f"FILE{suffix}", required=True,
-            help="where to write the chart (.png, .svg, .pdf)" if name == "plot"
+            "-o",
+            "--output",
+            metavar=f"FILE{suffix}",
+            required=True,
+            help="where to write the chart (.png, .svg, .pdf)"
+            if name == "plot"
             else "where to write the pyperf suite ('-': stdout)",
         )
     if name != "export":
         parser.add_argument(
-            "--aggregate", choices=AGGREGATES, default=None,
+            "--aggregate",
+            choices=AGGREGATES,
+            default=None,
             help="combine repetitions by mean or best (default: what the run used)",
         )
     parser.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr")

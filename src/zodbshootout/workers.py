@@ -188,9 +188,7 @@ def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
         stats.sort_stats("cumulative").print_stats(60)
 
 
-def _worker_main(
-    task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None
-) -> None:
+def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None) -> None:
     """Entry point of a worker process: run the stage, send back the result."""
     # Ctrl-C goes to the whole process group; the runner decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

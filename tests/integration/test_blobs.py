@@ -28,8 +28,13 @@ C = 2
 def run_blobs(data_dir: str, mode: str = "threads", sharing: str = "unique", **config):
     loaded = load_config(config.get("path", str(ETC / "blobs.conf")), data_dir)
     options = RunOptions(
-        object_counts=(N,), concurrencies=(C,), repetitions=1, blobs=True,
-        mode=mode, threads=sharing, timeout_seconds=120,
+        object_counts=(N,),
+        concurrencies=(C,),
+        repetitions=1,
+        blobs=True,
+        mode=mode,
+        threads=sharing,
+        timeout_seconds=120,
     )
     return Runner(loaded, options).run()
 

@@ -27,17 +27,40 @@ pytestmark = pytest.mark.slow
 
 # What a checkout holds that a fresh clone would not (or that is in the way).
 IGNORED = shutil.ignore_patterns(
-    ".git", ".venv", "bin", "eggs", "parts", "develop-eggs", ".installed.cfg", "var",
-    "_build", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache", ".mypy_cache",
-    ".hypothesis", "*.prof",
+    ".git",
+    ".venv",
+    "bin",
+    "eggs",
+    "parts",
+    "develop-eggs",
+    ".installed.cfg",
+    "var",
+    "_build",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+    ".hypothesis",
+    "*.prof",
 )
 
 
 def run(args: list[str], cwd: pathlib.Path, timeout: float) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "ZODBSHOOTOUT_DATA", "VIRTUAL_ENV")}
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env, stdin=subprocess.DEVNULL)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "ZODBSHOOTOUT_DATA", "VIRTUAL_ENV")
+    }
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def packages_view(target: pathlib.Path) -> pathlib.Path:
@@ -62,24 +85,38 @@ def built(tmp_path_factory):
     have_buildout = importlib.util.find_spec("zc.buildout") is not None
     # Without pip (and the old setuptools that comes with it) when this
     # environment's zc.buildout and setuptools will do.
-    done = run([sys.executable, "-m", "venv", *([] if not have_buildout else ["--without-pip"]),
-                str(venv)], base, 120)
+    done = run(
+        [
+            sys.executable,
+            "-m",
+            "venv",
+            *([] if not have_buildout else ["--without-pip"]),
+            str(venv),
+        ],
+        base,
+        120,
+    )
     assert done.returncode == 0, done.stderr
     python = venv / "bin" / "python"
     if not have_buildout:
         done = run([str(python), "-m", "pip", "install", "-q", "zc.buildout"], base, 300)
         if done.returncode != 0:
             pytest.skip(f"zc.buildout cannot be installed: {done.stderr.strip()[-300:]}")
-    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                  base, 60).stdout.strip()
+    purelib = run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], base, 60
+    ).stdout.strip()
     view = packages_view(base / "packages")
     # Appended after the venv's own packages, so its zc.buildout (if any) wins.
     # Under buildout's own bin/test, the packages are eggs on sys.path instead.
     eggs = [entry for entry in sys.path if entry.endswith(".egg") and os.path.isdir(entry)]
     pathlib.Path(purelib, "zz_parent_packages.pth").write_text(
-        "".join(f"{entry}\n" for entry in [str(view), *eggs]))
-    done = run([str(python), "-c", "import sys; from zc.buildout.buildout import main; main()"],
-               checkout, 600)
+        "".join(f"{entry}\n" for entry in [str(view), *eggs])
+    )
+    done = run(
+        [str(python), "-c", "import sys; from zc.buildout.buildout import main; main()"],
+        checkout,
+        600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return checkout, done.stdout + done.stderr
 
@@ -100,12 +137,21 @@ def test_bin_zodbshootout_prints_the_table_for_local_conf(built):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [cell.strip() for cell in lines[0].split(",")] == [
-        '"Transaction"', "zeo_fs", "sqlite", "zeo_pcache"]
+        '"Transaction"',
+        "zeo_fs",
+        "sqlite",
+        "zeo_pcache",
+    ]
     rows = [line for line in lines[1:] if line.startswith('"')]
     assert [row.split('",')[0] + '"' for row in rows] == [
-        '"Add 20 Objects"', '"Update 20 Objects"', '"Read 20 Warm Objects"',
-        '"Read 20 Cold Objects"', '"Read 20 Prefetched Cold Objects"',
-        '"Read 20 Hot Objects"', '"Read 20 Steamin\' Objects"']
+        '"Add 20 Objects"',
+        '"Update 20 Objects"',
+        '"Read 20 Warm Objects"',
+        '"Read 20 Cold Objects"',
+        '"Read 20 Prefetched Cold Objects"',
+        '"Read 20 Hot Objects"',
+        '"Read 20 Steamin\' Objects"',
+    ]
     for row in rows:
         cells = [cell.strip() for cell in row.split('",')[1].split(",")]
         assert len(cells) == 3, row
@@ -118,12 +164,20 @@ def test_bin_test_runs_pytest_on_the_checkout(built):
     # subprocess, which must find the same eggs as bin/test itself.
     # Named one by one, so that new tests in those files don't change the count.
     golden = "tests/unit/test_render_csv.py::"
-    done = run(["bin/test", "-q", "-p", "no:cacheprovider",
-                golden + "test_classic_table_matches_golden",
-                golden + "test_several_concurrency_levels_make_blocks",
-                golden + "test_min_aggregate_takes_fastest_repetition",
-                "tests/integration/test_cli_run.py::test_unknown_phase_is_a_usage_error"],
-               checkout, 300)
+    done = run(
+        [
+            "bin/test",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            golden + "test_classic_table_matches_golden",
+            golden + "test_several_concurrency_levels_make_blocks",
+            golden + "test_min_aggregate_takes_fastest_repetition",
+            "tests/integration/test_cli_run.py::test_unknown_phase_is_a_usage_error",
+        ],
+        checkout,
+        300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     # Three golden-table tests and the subprocess one; nothing skipped.
     assert "4 passed" in done.stdout.splitlines()[-1], done.stdout

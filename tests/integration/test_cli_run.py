@@ -31,13 +31,20 @@ def test_local_conf_prints_seven_rows_of_three_positive_rates():
     assert done.returncode == 0, done.stderr
     header = done.stdout.splitlines()[0]
     assert [h.strip() for h in header.split(",")] == [
-        '"Transaction"', "zeo_fs", "sqlite", "zeo_pcache"
+        '"Transaction"',
+        "zeo_fs",
+        "sqlite",
+        "zeo_pcache",
     ]
     rows = parse_table(done.stdout)["default"]
     assert [row[0] for row in rows] == [
-        "Add 60 Objects", "Update 60 Objects", "Read 60 Warm Objects",
-        "Read 60 Cold Objects", "Read 60 Prefetched Cold Objects",
-        "Read 60 Hot Objects", "Read 60 Steamin' Objects",
+        "Add 60 Objects",
+        "Update 60 Objects",
+        "Read 60 Warm Objects",
+        "Read 60 Cold Objects",
+        "Read 60 Prefetched Cold Objects",
+        "Read 60 Hot Objects",
+        "Read 60 Steamin' Objects",
     ]
     for row in rows:
         assert len(row) == 4
@@ -48,8 +55,7 @@ def test_local_conf_prints_seven_rows_of_three_positive_rates():
 
 
 def test_concurrency_levels_make_blocks_and_phases_select_rows():
-    done = run_cli(str(ETC / "local.conf"), "-n", "30", "-c", "1,2", "-r", "1",
-                   "cold", "hot", "-q")
+    done = run_cli(str(ETC / "local.conf"), "-n", "30", "-c", "1,2", "-r", "1", "cold", "hot", "-q")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     blocks = parse_table(done.stdout)
@@ -61,13 +67,16 @@ def test_concurrency_levels_make_blocks_and_phases_select_rows():
 def test_profiles_load_in_pstats(tmp_path, write_config):
     config = write_config(configs.sqlite("sqlite"))
     profiles = tmp_path / "profiles"
-    done = run_cli(config, "-n", "20", "-c", "2", "-r", "1", "-p", str(profiles),
-                   "add", "cold", "-q")
+    done = run_cli(
+        config, "-n", "20", "-c", "2", "-r", "1", "-p", str(profiles), "add", "cold", "-q"
+    )
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in profiles.glob("*.prof"))
     assert names == [
-        "sqlite-n20-c2-r1-add-w0.prof", "sqlite-n20-c2-r1-add-w1.prof",
-        "sqlite-n20-c2-r1-cold-w0.prof", "sqlite-n20-c2-r1-cold-w1.prof",
+        "sqlite-n20-c2-r1-add-w0.prof",
+        "sqlite-n20-c2-r1-add-w1.prof",
+        "sqlite-n20-c2-r1-cold-w0.prof",
+        "sqlite-n20-c2-r1-cold-w1.prof",
     ]
     for name in names:
         stats = pstats.Stats(str(profiles / name))

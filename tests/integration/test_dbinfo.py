@@ -9,8 +9,7 @@ from conftest import ETC, run_cli
 
 def test_runner_records_database_facts(data_dir):
     config = load_config(str(ETC / "local.conf"), data_dir)
-    options = RunOptions(object_counts=(10,), concurrencies=(1,), repetitions=1,
-                         phases=("add",))
+    options = RunOptions(object_counts=(10,), concurrencies=(1,), repetitions=1, phases=("add",))
     result = Runner(config, options).run()
     described = result.metadata["databases"]
     assert set(described) == {"zeo_fs", "sqlite", "zeo_pcache"}

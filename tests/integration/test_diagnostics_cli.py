@@ -13,8 +13,9 @@ SQLITE = configs.sqlite("sqlite")
 
 
 def test_log_level_turns_on_logging_in_the_parent_and_every_worker():
-    done = run_cli(str(ETC / "local.conf"), "-n", "10", "-c", "2", "-r", "1", "add",
-                   "--log", "INFO", "-q")
+    done = run_cli(
+        str(ETC / "local.conf"), "-n", "10", "-c", "2", "-r", "1", "add", "--log", "INFO", "-q"
+    )
     assert done.returncode == 0, done.stderr
     processes = {line.split()[2] for line in done.stderr.splitlines() if " INFO: " in line}
     assert {"MainProcess", "zodbshootout-worker-0", "zodbshootout-worker-1"} <= processes
@@ -22,12 +23,14 @@ def test_log_level_turns_on_logging_in_the_parent_and_every_worker():
 
 
 def test_leaks_reports_growth_per_phase_in_notes(write_config):
-    done = run_cli(write_config(SQLITE), "-n", "40", "-c", "1", "-r", "1", "add", "cold",
-                   "--leaks", "-q")
+    done = run_cli(
+        write_config(SQLITE), "-n", "40", "-c", "1", "-r", "1", "add", "cold", "--leaks", "-q"
+    )
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stdout.splitlines() if line.startswith("Note: leaks:")]
     assert [note.split("(")[0] for note in notes] == [
-        "Note: leaks: sqlite add ", "Note: leaks: sqlite cold ",
+        "Note: leaks: sqlite add ",
+        "Note: leaks: sqlite cold ",
     ]
     # A cold read in a fresh reader process creates the N objects it loads,
     # which stay in the pickle cache: the growth the note shows.
@@ -44,7 +47,8 @@ def test_zconfig_logging_file_routes_records_and_masks_passwords(tmp_path):
     """Run in a fresh interpreter: configuring logging changes process-wide state."""
     log = tmp_path / "out.log"
     conf = tmp_path / "log.conf"
-    conf.write_text(textwrap.dedent(f"""\
+    conf.write_text(
+        textwrap.dedent(f"""\
         <logger>
           name relstorage
           level DEBUG
@@ -53,7 +57,8 @@ def test_zconfig_logging_file_routes_records_and_masks_passwords(tmp_path):
             format %(name)s %(message)s
           </logfile>
         </logger>
-    """))
+    """)
+    )
     script = textwrap.dedent(f"""\
         import logging
         from zodbshootout import diagnostics
@@ -65,5 +70,3 @@ def test_zconfig_logging_file_routes_records_and_masks_passwords(tmp_path):
     """)
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
     assert log.read_text().splitlines() == ["relstorage.adapters connecting with password ***"]
-
-

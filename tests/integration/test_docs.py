@@ -43,9 +43,23 @@ def built(tmp_path_factory):
     pytest.importorskip("sphinx", reason="Sphinx is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("docs")
     done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", "-d", str(out / "doctrees"),
-         str(DOCS), str(out / "html")],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(out / "doctrees"),
+            str(DOCS),
+            str(out / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
         env={k: v for k, v in os.environ.items() if k != "ZODBSHOOTOUT_DATA"},
     )
     assert done.returncode == 0, done.stdout + done.stderr

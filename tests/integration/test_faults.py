@@ -71,7 +71,14 @@ def is_number(cell: str) -> bool:
 def test_a_worker_that_dies_mid_phase_fails_only_its_cells(write_config, action, reason):
     config = write_config(TWO_SQLITE)
     done, left = run_cli_in_session(
-        config, "-n", N, "-c", "2", "-r", "1", "-q",
+        config,
+        "-n",
+        N,
+        "-c",
+        "2",
+        "-r",
+        "1",
+        "-q",
         env={"ZODBSHOOTOUT_FAULT": f"victim:cold:1:{action}"},
     )
     assert done.returncode == 1, done.stderr
@@ -94,7 +101,16 @@ def test_a_hung_worker_times_out_and_is_stopped(write_config):
     config = write_config(TWO_SQLITE)
     started = time.monotonic()
     done, left = run_cli_in_session(
-        config, "-n", N, "-c", "2", "-r", "1", "-q", "--timeout", "4",
+        config,
+        "-n",
+        N,
+        "-c",
+        "2",
+        "-r",
+        "1",
+        "-q",
+        "--timeout",
+        "4",
         env={"ZODBSHOOTOUT_FAULT": "victim:add:0:hang"},
     )
     elapsed = time.monotonic() - started
@@ -129,9 +145,18 @@ def zeo_server(tmp_path):
     """A ZEO server of our own (not the tool's), which the test may stop at will."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "ZEO.runzeo", "-a", f"127.0.0.1:{port}",
-         "-f", str(tmp_path / "server.fs")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ZEO.runzeo",
+            "-a",
+            f"127.0.0.1:{port}",
+            "-f",
+            str(tmp_path / "server.fs"),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port)
@@ -151,9 +176,7 @@ def zeo_config(port: int) -> str:
             wait-timeout 3
           </clientstorage>
         </zodb>
-    """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace(
-        "victim", "local"
-    )
+    """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local")
 
 
 @pytest.mark.zeo
@@ -232,7 +255,8 @@ def private_postgresql():
 def test_a_postgresql_server_that_goes_down_mid_run_fails_only_its_database(
     write_config, private_postgresql
 ):
-    config = write_config(textwrap.dedent(f"""
+    config = write_config(
+        textwrap.dedent(f"""
         <zodb pg>
           <relstorage>
             <postgresql>
@@ -240,7 +264,9 @@ def test_a_postgresql_server_that_goes_down_mid_run_fails_only_its_database(
             </postgresql>
           </relstorage>
         </zodb>
-    """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local"))
+    """)
+        + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local")
+    )
     cli, stdout, stderr = run_stopping_a_server(config, "pg", private_postgresql.crash)
     assert cli.returncode == 1, stderr
     pg, local = column(stdout, 0), column(stdout, 1)

@@ -38,8 +38,7 @@ HANG = {"ZODBSHOOTOUT_FAULT": "second:cold:1:hang"}
 
 def start_and_hold(config: str, *extra: str):
     """Start a run and return once it is stuck in the second database's read stage."""
-    cli = start_cli(config, "-n", "20", "-c", "2", "-r", "1", "--timeout", "120", *extra,
-                    env=HANG)
+    cli = start_cli(config, "-n", "20", "-c", "2", "-r", "1", "--timeout", "120", *extra, env=HANG)
     assert cli.stderr is not None
     seen = []
     for line in cli.stderr:

@@ -64,8 +64,9 @@ def mysql_mc_config(write_config, mysql_database):
 def run_phases(config_path: str, data_dir: str, *phases: str) -> dict[str, int]:
     """Run the phases; return how memcached's counters moved meanwhile."""
     before = memcached_stats()
-    options = RunOptions(object_counts=(N,), concurrencies=(CONCURRENCY,), repetitions=1,
-                         phases=phases)
+    options = RunOptions(
+        object_counts=(N,), concurrencies=(CONCURRENCY,), repetitions=1, phases=phases
+    )
     result = Runner(load_config(config_path, data_dir), options).run()
     assert not result.failures, result.failures
     after = memcached_stats()
@@ -88,7 +89,6 @@ def test_cold_and_prefetch_empty_memcached(mysql_mc_config, data_dir):
 
 
 def test_table_explains_what_memcached_can_do(mysql_mc_config, data_dir):
-    options = RunOptions(object_counts=(N,), concurrencies=(1,), repetitions=1,
-                         phases=("warm",))
+    options = RunOptions(object_counts=(N,), concurrencies=(1,), repetitions=1, phases=("warm",))
     result = Runner(load_config(mysql_mc_config, data_dir), options).run()
     assert any("shared cache" in note and "warm" in note for note in result.notes)

@@ -60,8 +60,12 @@ MODES = {
 def run(config_path: str, data_dir: str, mode: str, sharing: str, concurrency: int = C):
     config = load_config(config_path, data_dir)
     options = RunOptions(
-        object_counts=(N,), concurrencies=(concurrency,), repetitions=1,
-        mode=mode, threads=sharing, timeout_seconds=120,
+        object_counts=(N,),
+        concurrencies=(concurrency,),
+        repetitions=1,
+        mode=mode,
+        threads=sharing,
+        timeout_seconds=120,
     )
     return Runner(config, options).run()
 

@@ -29,9 +29,16 @@ def two_runs(tmp_path_factory):
     runs = {}
     for name in ("a", "b"):
         done = run_cli(
-            LOCAL, "-n", "20", "-r", "2", "-q",
-            "-o", str(directory / f"{name}.json"),
-            "--pyperf", str(directory / f"{name}.pyperf.json"),
+            LOCAL,
+            "-n",
+            "20",
+            "-r",
+            "2",
+            "-q",
+            "-o",
+            str(directory / f"{name}.json"),
+            "--pyperf",
+            str(directory / f"{name}.pyperf.json"),
         )
         assert done.returncode == 0, done.stderr
         runs[name] = done.stdout
@@ -94,15 +101,26 @@ def test_real_pyperf_compares_the_exported_suites(two_runs):
     pytest.importorskip("pyperf")
     directory, _runs = two_runs
     done = subprocess.run(
-        [sys.executable, "-m", "pyperf", "compare_to", "--table",
-         str(directory / "a.pyperf.json"), str(directory / "b.pyperf.json")],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "pyperf",
+            "compare_to",
+            "--table",
+            str(directory / "a.pyperf.json"),
+            str(directory / "b.pyperf.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert "zeo_fs add n=20 c=2" in done.stdout or "not significant" in done.stdout
     stats = subprocess.run(
         [sys.executable, "-m", "pyperf", "stats", str(directory / "a.pyperf.json")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert stats.returncode == 0, stats.stderr
     assert "Number of benchmarks: 21" in stats.stdout
@@ -113,9 +131,22 @@ def test_killed_run_keeps_the_databases_it_finished(tmp_path):
     output = tmp_path / "partial.json"
     env = dict(os.environ, ZODBSHOOTOUT_DATA=str(tmp_path / "data"))
     process = subprocess.Popen(
-        [sys.executable, "-m", "zodbshootout", LOCAL, "-n", "20", "-r", "2", "-q",
-         "-o", str(output)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        [
+            sys.executable,
+            "-m",
+            "zodbshootout",
+            LOCAL,
+            "-n",
+            "20",
+            "-r",
+            "2",
+            "-q",
+            "-o",
+            str(output),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
         start_new_session=True,  # its workers and servers share its process group
     )
     try:

@@ -56,8 +56,7 @@ def digests(*paths: pathlib.Path) -> dict[str, str]:
     """SHA-256 of every file at or below *paths* (the database's own files)."""
     files = []
     for path in paths:
-        files.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir()
-                     else [path])
+        files.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
     return {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 

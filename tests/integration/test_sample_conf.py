@@ -17,8 +17,7 @@ import pytest
 
 from conftest import ETC, require_server, run_cli
 
-pytestmark = [pytest.mark.postgresql, pytest.mark.mysql, pytest.mark.memcached,
-              pytest.mark.zeo]
+pytestmark = [pytest.mark.postgresql, pytest.mark.mysql, pytest.mark.memcached, pytest.mark.zeo]
 
 
 def _provisioned() -> str | None:
@@ -27,8 +26,9 @@ def _provisioned() -> str | None:
     except ImportError:
         return "psycopg2 is not installed"
     try:
-        psycopg2.connect(host="127.0.0.1", dbname="zodbshootout_pg", user="zodbshootout",
-                         password="zodbshootout").close()
+        psycopg2.connect(
+            host="127.0.0.1", dbname="zodbshootout_pg", user="zodbshootout", password="zodbshootout"
+        ).close()
     except psycopg2.Error as e:
         return f"run etc/provision.sh first ({' '.join(str(e).split())})"
     for module in ("MySQLdb", "pylibmc"):
@@ -43,8 +43,12 @@ def _provisioned() -> str | None:
 def zeo_server(tmp_path):
     """runzeo -C etc/zeo.conf, from a directory of its own (the config's var/)."""
     (tmp_path / "var").mkdir()
-    server = subprocess.Popen([sys.executable, "-m", "ZEO.runzeo", "-C", str(ETC / "zeo.conf")],
-                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ZEO.runzeo", "-C", str(ETC / "zeo.conf")],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -71,7 +75,11 @@ def test_sample_conf_prints_the_classic_four_columns(zeo_server, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [c.strip() for c in lines[0].split(",")] == [
-        '"Transaction"', "postgresql", "mysql", "mysql_mc", "zeo_fs"
+        '"Transaction"',
+        "postgresql",
+        "mysql",
+        "mysql_mc",
+        "zeo_fs",
     ]
     rows = lines[1:8]
     assert len(rows) == 7

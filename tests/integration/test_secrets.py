@@ -62,8 +62,9 @@ def postgresql_role():
     """A role with a password, and a database it owns; both dropped afterwards."""
     require_server("postgresql")
     psycopg2 = pytest.importorskip("psycopg2")
-    admin = psycopg2.connect(host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres",
-                             dbname="postgres")
+    admin = psycopg2.connect(
+        host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres", dbname="postgres"
+    )
     admin.autocommit = True
     with admin.cursor() as cursor:
         cursor.execute(f"DROP DATABASE IF EXISTS {ROLE} WITH (FORCE)")
@@ -122,8 +123,20 @@ def test_postgresql_passwords_stay_secret(postgresql_role, tmp_path, write_confi
     """)  # noqa: E501
     out = tmp_path / "out"
     out.mkdir()
-    done = run_cli(config, "-n", "10", "-c", "1", "-r", "1", "--debug",
-                   "-o", str(out / "run.json"), "-p", str(out / "profiles"))
+    done = run_cli(
+        config,
+        "-n",
+        "10",
+        "-c",
+        "1",
+        "-r",
+        "1",
+        "--debug",
+        "-o",
+        str(out / "run.json"),
+        "-p",
+        str(out / "profiles"),
+    )
 
     # The run did what it should: one database measured, one failed with its reason.
     assert done.returncode == 1, done.stderr[-2000:]
@@ -152,8 +165,20 @@ def test_mysql_wrong_password_is_reported_without_it(mysql_user, tmp_path, write
     """)
     out = tmp_path / "out"
     out.mkdir()
-    done = run_cli(config, "-n", "10", "-c", "1", "-r", "1", "--debug",
-                   "-o", str(out / "run.json"), "-p", str(out / "profiles"))
+    done = run_cli(
+        config,
+        "-n",
+        "10",
+        "-c",
+        "1",
+        "-r",
+        "1",
+        "--debug",
+        "-o",
+        str(out / "run.json"),
+        "-p",
+        str(out / "profiles"),
+    )
 
     # One database, and it can't be used: exit 2, the reason says what to check.
     assert done.returncode == 2, done.stderr[-2000:]
@@ -225,8 +250,20 @@ def test_wrong_and_right_postgresql_passwords_stay_secret(
     """)
     out = tmp_path / "out"
     out.mkdir()
-    done = run_cli(config, "-n", "10", "-c", "2", "-r", "1", "--debug",
-                   "-o", str(out / "run.json"), "-p", str(out / "profiles"))
+    done = run_cli(
+        config,
+        "-n",
+        "10",
+        "-c",
+        "2",
+        "-r",
+        "1",
+        "--debug",
+        "-o",
+        str(out / "run.json"),
+        "-p",
+        str(out / "profiles"),
+    )
 
     assert done.returncode == 1, done.stderr[-2000:]
     add_row = next(line for line in done.stdout.splitlines() if line.startswith('"Add'))

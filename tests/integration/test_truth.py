@@ -32,8 +32,14 @@ EMBEDDED = {
 }
 
 # Storages whose client caches live in the worker and answer the hot phase.
-CLIENT_CACHED = {"zeo", "zeo_persistent_cache", "sqlite", "postgresql",
-                 "postgresql_persistent_cache", "mysql"}
+CLIENT_CACHED = {
+    "zeo",
+    "zeo_persistent_cache",
+    "sqlite",
+    "postgresql",
+    "postgresql_persistent_cache",
+    "mysql",
+}
 # (RelStorage ignores cache-local-dir on SQLite: its persistent cache is
 # measured on PostgreSQL.)
 PERSISTENT_CACHED = {"zeo_persistent_cache", "postgresql_persistent_cache"}
@@ -144,9 +150,17 @@ def test_zeo_server_started_by_hand(write_config, data_dir, tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "ZEO.runzeo", "-a", f"127.0.0.1:{port}",
-         "-f", str(tmp_path / "zeo.fs")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ZEO.runzeo",
+            "-a",
+            f"127.0.0.1:{port}",
+            "-f",
+            str(tmp_path / "zeo.fs"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 30

@@ -20,8 +20,14 @@ import pytest
 from conftest import ETC
 from support import netns, servers
 
-pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.postgresql,
-              pytest.mark.mysql, pytest.mark.memcached, pytest.mark.zeo]
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.slow,
+    pytest.mark.postgresql,
+    pytest.mark.mysql,
+    pytest.mark.memcached,
+    pytest.mark.zeo,
+]
 
 DELAY_MS = 1.0
 USER = PASSWORD = "zodbshootout"
@@ -61,26 +67,47 @@ def test_remote_sample_measures_every_database_on_the_other_host(server_director
     sample = (ETC / "remote-sample.conf").read_text()
     with netns.TwoHosts(delay_ms=DELAY_MS) as hosts:
         remote = hosts.server
-        servers.start_postgresql(remote, server_directory / "pg", "zodbshootout_pg",
-                                 USER, PASSWORD)
-        servers.start_mariadb(remote, server_directory,
-                              ["zodbshootout_mysql", "zodbshootout_mysql_mc"], USER, PASSWORD)
+        servers.start_postgresql(remote, server_directory / "pg", "zodbshootout_pg", USER, PASSWORD)
+        servers.start_mariadb(
+            remote,
+            server_directory,
+            ["zodbshootout_mysql", "zodbshootout_mysql_mc"],
+            USER,
+            PASSWORD,
+        )
         servers.start_memcached(remote)
         servers.start_zeo(remote, server_directory, 24003)
 
         config = tmp_path / "remote.conf"
-        config.write_text(re.sub(r"(?m)^%define host .*$", f"%define host {remote.address}",
-                                 sample, count=1))
+        config.write_text(
+            re.sub(r"(?m)^%define host .*$", f"%define host {remote.address}", sample, count=1)
+        )
         done = hosts.client.run(
-            [sys.executable, "-m", "zodbshootout", str(config), "-n", "30", "-c", "2",
-             "-r", "1", "-q", "-v"],
+            [
+                sys.executable,
+                "-m",
+                "zodbshootout",
+                str(config),
+                "-n",
+                "30",
+                "-c",
+                "2",
+                "-r",
+                "1",
+                "-q",
+                "-v",
+            ],
             timeout=600,
             cwd=str(tmp_path),
         )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [c.strip() for c in lines[0].split(",")] == [
-        '"Transaction"', "postgresql", "mysql", "mysql_mc", "zeo_fs"
+        '"Transaction"',
+        "postgresql",
+        "mysql",
+        "mysql_mc",
+        "zeo_fs",
     ]
     for line in lines[1:8]:
         cells = [c.strip() for c in line.split(",")[1:]]

@@ -76,7 +76,10 @@ def run_on_terminal(args: list[str], answer: bytes, timeout: float = 120):
         os.write(main, answer)
         done = subprocess.run(
             [sys.executable, "-m", "zodbshootout", *args],
-            stdin=secondary, capture_output=True, text=True, timeout=timeout,
+            stdin=secondary,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
     finally:
         os.close(secondary)

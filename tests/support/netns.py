@@ -104,8 +104,17 @@ class TwoHosts:
                 host.run(["ip", "link", "set", end, "up"], check=True)
             if self.delay_ms:
                 added = self.server.run(
-                    ["tc", "qdisc", "add", "dev", server_end, "root", "netem",
-                     "delay", f"{self.delay_ms}ms"],
+                    [
+                        "tc",
+                        "qdisc",
+                        "add",
+                        "dev",
+                        server_end,
+                        "root",
+                        "netem",
+                        "delay",
+                        f"{self.delay_ms}ms",
+                    ],
                 )
                 if added.returncode != 0:
                     # The netem qdisc is a kernel module some sandboxes lack.

@@ -73,22 +73,51 @@ class PrivateCluster:
         os.chown(admin_password, postgres.pw_uid, postgres.pw_gid)
         data = self.directory / "data"
         subprocess.run(
-            self._as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres",
-                               "-A", "scram-sha-256", f"--pwfile={admin_password}",
-                               "--no-sync"]),
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            self._as_postgres(
+                [
+                    str(bin_dir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "scram-sha-256",
+                    f"--pwfile={admin_password}",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         admin_password.unlink()
         self.process = subprocess.Popen(
-            self._as_postgres([str(bin_dir / "postgres"), "-D", str(data),
-                               "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
-                               "-c", f"unix_socket_directories={self.directory}",
-                               "-c", "fsync=off", "-c", "full_page_writes=off"]),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            self._as_postgres(
+                [
+                    str(bin_dir / "postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(self.port),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    f"unix_socket_directories={self.directory}",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "full_page_writes=off",
+                ]
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         self._wait_until_ready()
-        self._admin(f"CREATE ROLE {self.role} LOGIN PASSWORD '{self.password}'",
-                    f"CREATE DATABASE {self.role} OWNER {self.role}")
+        self._admin(
+            f"CREATE ROLE {self.role} LOGIN PASSWORD '{self.password}'",
+            f"CREATE DATABASE {self.role} OWNER {self.role}",
+        )
         return self
 
     def _wait_until_ready(self, timeout: float = 30.0) -> None:
@@ -106,8 +135,14 @@ class PrivateCluster:
 
     def _postgres_login(self) -> dict:
         # The superuser shares the role's password: only the tests know it.
-        return {"host": "127.0.0.1", "port": self.port, "user": "postgres",
-                "password": self.password, "dbname": "postgres", "connect_timeout": 3}
+        return {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "user": "postgres",
+            "password": self.password,
+            "dbname": "postgres",
+            "connect_timeout": 3,
+        }
 
     def _admin(self, *statements: str) -> None:
         import psycopg2
@@ -122,9 +157,11 @@ class PrivateCluster:
             connection.close()
 
     def dsn(self, password: str | None = None) -> str:
-        return (f"host=127.0.0.1 port={self.port} dbname={self.role} user={self.role} "
-                f"password={self.password if password is None else password} "
-                "connect_timeout=3")
+        return (
+            f"host=127.0.0.1 port={self.port} dbname={self.role} user={self.role} "
+            f"password={self.password if password is None else password} "
+            "connect_timeout=3"
+        )
 
     def crash(self) -> None:
         """Go down at once, as a server that loses its machine (immediate shutdown)."""

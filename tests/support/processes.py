@@ -27,7 +27,7 @@ def session_processes(session_id: int) -> list[str]:
         except OSError:
             continue  # exited while we looked
         # The command name (field 2) may hold spaces; the rest follows its ")".
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         state, session = fields[0], int(fields[3])
         if session == session_id and state != "Z":
             found.append(f"{entry.name} {cmdline.strip()}")
@@ -44,8 +44,9 @@ def wait_until_session_empty(session_id: int, timeout: float = 20.0) -> list[str
         time.sleep(0.2)
 
 
-def start_cli(*args: str, env: dict[str, str] | None = None,
-              cwd: str | os.PathLike | None = None) -> subprocess.Popen:
+def start_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None
+) -> subprocess.Popen:
     """Start ``python -m zodbshootout ARGS`` in a new session, output piped as text."""
     full_env = dict(os.environ)
     full_env.pop("ZODBSHOOTOUT_DATA", None)
@@ -63,8 +64,9 @@ def start_cli(*args: str, env: dict[str, str] | None = None,
     )
 
 
-def run_cli_in_session(*args: str, env: dict[str, str] | None = None,
-                       timeout: float = 240) -> tuple[subprocess.CompletedProcess, list[str]]:
+def run_cli_in_session(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 240
+) -> tuple[subprocess.CompletedProcess, list[str]]:
     """Run the command to its end; return its outcome and the processes it left alive."""
     process = start_cli(*args, env=env)
     try:

@@ -29,8 +29,9 @@ def _as_postgres(argv: list[str]) -> list[str]:
     return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", *argv]
 
 
-def start_postgresql(host: Host, directory: pathlib.Path, database: str, user: str,
-                     password: str, port: int = 5432) -> None:
+def start_postgresql(
+    host: Host, directory: pathlib.Path, database: str, user: str, password: str, port: int = 5432
+) -> None:
     """A private PostgreSQL cluster listening on the host's address."""
     bin_dir = postgresql_binaries()
     assert bin_dir is not None
@@ -41,51 +42,112 @@ def start_postgresql(host: Host, directory: pathlib.Path, database: str, user: s
         path.mkdir(exist_ok=True)
         os.chown(path, postgres.pw_uid, postgres.pw_gid)
     directory.chmod(0o755)
-    host.run(_as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust",
-                           "-U", "postgres", "--no-sync"]), check=True)
+    host.run(
+        _as_postgres(
+            [str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]
+        ),
+        check=True,
+    )
     with open(data / "pg_hba.conf", "a") as hba:
         hba.write(f"host all all {host.address}/24 trust\n")
-    host.spawn(_as_postgres([
-        str(bin_dir / "postgres"), "-D", str(data), "-p", str(port),
-        "-c", f"listen_addresses={host.address}", "-c", f"unix_socket_directories={sockets}",
-        "-c", "fsync=off",
-    ]))
+    host.spawn(
+        _as_postgres(
+            [
+                str(bin_dir / "postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-c",
+                f"listen_addresses={host.address}",
+                "-c",
+                f"unix_socket_directories={sockets}",
+                "-c",
+                "fsync=off",
+            ]
+        )
+    )
     host.wait_for_port(port)
-    psql = [str(bin_dir.parent / "bin" / "psql"), "-h", host.address, "-p", str(port),
-            "-U", "postgres", "-v", "ON_ERROR_STOP=1"]
+    psql = [
+        str(bin_dir.parent / "bin" / "psql"),
+        "-h",
+        host.address,
+        "-p",
+        str(port),
+        "-U",
+        "postgres",
+        "-v",
+        "ON_ERROR_STOP=1",
+    ]
     if not os.path.exists(psql[0]):
         psql[0] = shutil.which("psql") or "psql"
     host.run([*psql, "-c", f"CREATE ROLE {user} LOGIN PASSWORD '{password}'"], check=True)
     host.run([*psql, "-c", f"CREATE DATABASE {database} OWNER {user}"], check=True)
 
 
-def start_mariadb(host: Host, directory: pathlib.Path, databases: list[str], user: str,
-                  password: str, port: int = 3306) -> None:
+def start_mariadb(
+    host: Host,
+    directory: pathlib.Path,
+    databases: list[str],
+    user: str,
+    password: str,
+    port: int = 3306,
+) -> None:
     """A private MariaDB server listening on the host's address."""
     data = directory / "mariadb"
     socket = directory / "mariadb.sock"
     install = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
     server = shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mysqld"
     client = shutil.which("mariadb") or shutil.which("mysql")
-    host.run([install, "--no-defaults", f"--datadir={data}", "--user=root",
-              "--auth-root-authentication-method=normal", "--skip-test-db"], check=True)
-    host.spawn([server, "--no-defaults", f"--datadir={data}", f"--socket={socket}",
-                f"--port={port}", f"--bind-address={host.address}", "--user=root",
-                f"--pid-file={directory / 'mariadb.pid'}", "--skip-log-bin",
-                "--innodb-flush-log-at-trx-commit=0"])
+    host.run(
+        [
+            install,
+            "--no-defaults",
+            f"--datadir={data}",
+            "--user=root",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ],
+        check=True,
+    )
+    host.spawn(
+        [
+            server,
+            "--no-defaults",
+            f"--datadir={data}",
+            f"--socket={socket}",
+            f"--port={port}",
+            f"--bind-address={host.address}",
+            "--user=root",
+            f"--pid-file={directory / 'mariadb.pid'}",
+            "--skip-log-bin",
+            "--innodb-flush-log-at-trx-commit=0",
+        ]
+    )
     host.wait_for_port(port)
     statements = [f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'"]
     for database in databases:
         statements.append(f"CREATE DATABASE {database}")
         statements.append(f"GRANT ALL ON {database}.* TO '{user}'@'%'")
-    host.run([client, "--no-defaults", "-uroot", f"--socket={socket}",
-              "-e", "; ".join(statements)], check=True)
+    host.run(
+        [client, "--no-defaults", "-uroot", f"--socket={socket}", "-e", "; ".join(statements)],
+        check=True,
+    )
 
 
 def start_zeo(host: Host, directory: pathlib.Path, port: int) -> None:
     """A ZEO server (runzeo) serving a FileStorage on the host's address."""
-    host.spawn([sys.executable, "-m", "ZEO.runzeo", "-a", f"{host.address}:{port}",
-                "-f", str(directory / "zeo.fs")])
+    host.spawn(
+        [
+            sys.executable,
+            "-m",
+            "ZEO.runzeo",
+            "-a",
+            f"{host.address}:{port}",
+            "-f",
+            str(directory / "zeo.fs"),
+        ]
+    )
     host.wait_for_port(port)
 
 

@@ -96,12 +96,17 @@ def test_fails_with_bad_option_value(config_path, options, says):
     [
         ("<zodb a>\n  <filestorage>\n    path /tmp/x.fs\n", ":3: unclosed sections not allowed"),
         ("<zodb a>\n  <nosuchstorage/>\n</zodb>\n", ":2: unknown type name: 'nosuchstorage'"),
-        ("<zodb a>\n  <mappingstorage/>\n  colour blue\n</zodb>\n",
-         ":3: 'colour' is not a known key name"),
+        (
+            "<zodb a>\n  <mappingstorage/>\n  colour blue\n</zodb>\n",
+            ":3: 'colour' is not a known key name",
+        ),
         ("", "no database to measure: add a <zodb NAME> section"),
         ("just some words\n", ":1: 'just' is not a known key name"),
-        ("<zodb a>\n  <filestorage>\n    path $(NO_SUCH_VARIABLE_HERE)/x.fs\n  </filestorage>\n"
-         "</zodb>\n", "NO_SUCH_VARIABLE_HERE"),
+        (
+            "<zodb a>\n  <filestorage>\n    path $(NO_SUCH_VARIABLE_HERE)/x.fs\n  </filestorage>\n"
+            "</zodb>\n",
+            "NO_SUCH_VARIABLE_HERE",
+        ),
     ],
 )
 def test_fails_with_malformed_configuration(write_config, text, says):
@@ -224,8 +229,13 @@ def test_fault_specification_is_parsed_strictly():
 
 def test_log_records_lose_their_passwords():
     record = logging.LogRecord(
-        "relstorage", logging.WARNING, __file__, 1,
-        "Unable to connect to %s", ("dbname=x password=hunter2 host=h",), None,
+        "relstorage",
+        logging.WARNING,
+        __file__,
+        1,
+        "Unable to connect to %s",
+        ("dbname=x password=hunter2 host=h",),
+        None,
     )
     try:
         raise RuntimeError("connect failed for user:s3cret@db")
@@ -253,9 +263,8 @@ _OPTION = st.one_of(
     st.tuples(st.just("--aggregate"), st.sampled_from(["mean", "min", "max", "", "MEAN"])),
     st.tuples(
         st.just("PHASE"),
-        st.sampled_from(["add", "cold", "hot", "chilly", "ADD", "warm", ""]) | st.text(
-            alphabet=string.ascii_letters, min_size=1, max_size=8
-        ),
+        st.sampled_from(["add", "cold", "hot", "chilly", "ADD", "warm", ""])
+        | st.text(alphabet=string.ascii_letters, min_size=1, max_size=8),
     ),
 )
 
@@ -279,18 +288,47 @@ def test_generated_options_give_a_clean_error(options):
 
 _NAME = st.sampled_from(["a", "b", "db-1", "x y", "", "<", "zodb"])
 _KEY_LINE = st.one_of(
-    st.sampled_from([
-        "path $(ZODBSHOOTOUT_DATA)/x.fs", "cache-size 100", "cache-size lots",
-        "data-dir /tmp/never", "dsn host=h password=p", "passwd secret", "colour blue",
-        "pool-size -1", "%define X 1", "%define", "path $X", "path $(UNSET_VARIABLE_Q)",
-        "$", "%", "<", ">", "</>", "<>", "%import ZODB", "%import relstorage",
-    ]),
+    st.sampled_from(
+        [
+            "path $(ZODBSHOOTOUT_DATA)/x.fs",
+            "cache-size 100",
+            "cache-size lots",
+            "data-dir /tmp/never",
+            "dsn host=h password=p",
+            "passwd secret",
+            "colour blue",
+            "pool-size -1",
+            "%define X 1",
+            "%define",
+            "path $X",
+            "path $(UNSET_VARIABLE_Q)",
+            "$",
+            "%",
+            "<",
+            ">",
+            "</>",
+            "<>",
+            "%import ZODB",
+            "%import relstorage",
+        ]
+    ),
     st.text(alphabet=string.printable, max_size=20),
 )
-_SECTION_TYPE = st.sampled_from([
-    "zodb", "mappingstorage", "filestorage", "relstorage", "sqlite3", "postgresql",
-    "embeddedzeo", "demostorage", "nosuchtype", "zeoclient", "",
-])
+_SECTION_TYPE = st.sampled_from(
+    [
+        "zodb",
+        "mappingstorage",
+        "filestorage",
+        "relstorage",
+        "sqlite3",
+        "postgresql",
+        "embeddedzeo",
+        "demostorage",
+        "nosuchtype",
+        "zeoclient",
+        "",
+    ]
+)
 
 
 @st.composite
@@ -333,10 +371,16 @@ def test_optional_option_values_leave_phase_names_alone(tmp_path):
     config = tmp_path / "c.conf"
     config.write_text("")
     assert bind_optional_values(["c.conf", "--threads", "cold", "hot"]) == [
-        "c.conf", "--threads=shared", "cold", "hot"
+        "c.conf",
+        "--threads=shared",
+        "cold",
+        "hot",
     ]
     assert bind_optional_values(["c.conf", "--threads", "unique", "cold"]) == [
-        "c.conf", "--threads", "unique", "cold"
+        "c.conf",
+        "--threads",
+        "unique",
+        "cold",
     ]
     assert bind_optional_values(["--btrees", str(config)]) == ["--btrees=IO", str(config)]
     assert bind_optional_values(["c.conf", "--btrees"]) == ["c.conf", "--btrees"]

@@ -29,9 +29,7 @@ def test_a_run_compared_with_itself_differs_nowhere():
 def test_a_real_change_is_significant_and_noise_is_not():
     changed = sample_result(scale={"add": 0.5})  # add takes half the time
     changed = with_noise(changed, "postgresql", "cold", (1.05, 0.97, 1.0))
-    by_cell = {
-        (c.key.database, c.key.phase): c for c in compare_results(sample_result(), changed)
-    }
+    by_cell = {(c.key.database, c.key.phase): c for c in compare_results(sample_result(), changed)}
     add = by_cell["postgresql", "add"]
     assert add.ratio == pytest.approx(2.0)
     assert add.significant is True

@@ -39,13 +39,17 @@ def root_keys(db):
 
 # -- the --zap value and its confirmation --
 
-@pytest.mark.parametrize(("value", "names", "force"), [
-    ("", None, False),
-    ("force", None, True),
-    ("sqlite,zeo_fs", ("sqlite", "zeo_fs"), False),
-    ("force,sqlite", ("sqlite",), True),
-    ("sqlite, force ,sqlite", ("sqlite",), True),
-])
+
+@pytest.mark.parametrize(
+    ("value", "names", "force"),
+    [
+        ("", None, False),
+        ("force", None, True),
+        ("sqlite,zeo_fs", ("sqlite", "zeo_fs"), False),
+        ("force,sqlite", ("sqlite",), True),
+        ("sqlite, force ,sqlite", ("sqlite",), True),
+    ],
+)
 def test_zap_values_parse(value, names, force):
     assert dbstate.parse_zap_option(value) == dbstate.ZapRequest(names, force)
 
@@ -62,7 +66,8 @@ def test_zap_alone_asks_about_every_database_in_file_order():
 def test_zap_names_asks_about_those_only():
     asked = []
     chosen = dbstate.databases_to_zap(
-        dbstate.parse_zap_option("zeo_pcache,zeo_fs"), DATABASES,
+        dbstate.parse_zap_option("zeo_pcache,zeo_fs"),
+        DATABASES,
         lambda n: asked.append(n) or True,
     )
     assert asked == ["zeo_fs", "zeo_pcache"]
@@ -73,8 +78,9 @@ def test_zap_force_asks_nothing():
     def never(name):
         raise AssertionError(f"asked about {name}")
 
-    assert dbstate.databases_to_zap(dbstate.parse_zap_option("force"), DATABASES, never) \
-        == tuple(DATABASES)
+    assert dbstate.databases_to_zap(dbstate.parse_zap_option("force"), DATABASES, never) == tuple(
+        DATABASES
+    )
     assert dbstate.databases_to_zap(
         dbstate.parse_zap_option("force,zeo_pcache"), DATABASES, never
     ) == ("zeo_pcache",)
@@ -89,15 +95,26 @@ def test_no_zap_option_zaps_nothing():
     assert dbstate.databases_to_zap(None, DATABASES, lambda n: True) == ()
 
 
-@pytest.mark.parametrize(("answer", "yes"), [
-    (None, False), ("", False), ("\n", False), ("n\n", False), ("no", False),
-    ("yess", False), ("y\n", True), ("YES\n", True), (" yes ", True),
-])
+@pytest.mark.parametrize(
+    ("answer", "yes"),
+    [
+        (None, False),
+        ("", False),
+        ("\n", False),
+        ("n\n", False),
+        ("no", False),
+        ("yess", False),
+        ("y\n", True),
+        ("YES\n", True),
+        (" yes ", True),
+    ],
+)
 def test_only_an_explicit_yes_confirms(answer, yes):
     assert dbstate.is_yes(answer) is yes
 
 
 # -- zap --
+
 
 def test_zap_empties_a_filestorage_and_packs_the_old_records_away(tmp_path):
     path = str(tmp_path / "data.fs")
@@ -139,12 +156,14 @@ def test_foreign_data_is_refused_and_ours_is_not():
 
 # -- min-objects --
 
+
 def test_filler_is_written_in_batches_once_and_topped_up():
     db = ZODB.DB(MappingStorage())
     populate(db, 2)
     batches = []
-    assert dbstate.ensure_filler(db, 25, 16, batch=10, on_batch=lambda w, n: batches.append(w)) \
-        == 25
+    assert (
+        dbstate.ensure_filler(db, 25, 16, batch=10, on_batch=lambda w, n: batches.append(w)) == 25
+    )
     assert batches == [10, 20, 25]
     assert dbstate.filler_count(db) == 25
     assert dbstate.ensure_filler(db, 25, 16, batch=10) == 0
@@ -162,6 +181,7 @@ def test_filler_is_written_in_batches_once_and_topped_up():
 
 
 # -- pack --
+
 
 def test_pack_removes_old_revisions(tmp_path):
     path = str(tmp_path / "data.fs")

@@ -37,7 +37,9 @@ def test_object_growth_reports_the_types_that_grew_and_the_net_total():
     before = diagnostics.Counter({"dict": 10, "list": 5, "tuple": 7})
     after = diagnostics.Counter({"dict": 14, "list": 2, "tuple": 7, "Foo": 3})
     assert diagnostics.object_growth(before, after) == {
-        "dict": 4, "Foo": 3, diagnostics.TOTAL: 4,
+        "dict": 4,
+        "Foo": 3,
+        diagnostics.TOTAL: 4,
     }
 
 
@@ -63,12 +65,14 @@ def _growth_result(growths):
 
 
 def test_leak_notes_average_per_worker_and_skip_phases_that_did_not_grow():
-    result = _growth_result([
-        ("add", 0, {"dict": 30, "BenchmarkObject": 10, diagnostics.TOTAL: 40}),
-        ("add", 1, {"dict": 10, "BenchmarkObject": 10, diagnostics.TOTAL: 20}),
-        ("cold", 0, {diagnostics.TOTAL: -5}),
-        ("cold", 1, {diagnostics.TOTAL: 0}),
-    ])
+    result = _growth_result(
+        [
+            ("add", 0, {"dict": 30, "BenchmarkObject": 10, diagnostics.TOTAL: 40}),
+            ("add", 1, {"dict": 10, "BenchmarkObject": 10, diagnostics.TOTAL: 20}),
+            ("cold", 0, {diagnostics.TOTAL: -5}),
+            ("cold", 1, {diagnostics.TOTAL: 0}),
+        ]
+    )
     assert leak_notes(result) == [
         "leaks: sqlite add (n=10, c=2): tracked objects grew by 30 per worker and "
         "repetition (dict +20, BenchmarkObject +10)"

@@ -49,6 +49,7 @@ def scope():
 
 # -- planning --
 
+
 def test_classic_selection_plans_exactly_the_classic_stages():
     writes, reads = plan_stages(PHASES)
     assert writes == [Step("add"), Step("update")]
@@ -58,8 +59,7 @@ def test_classic_selection_plans_exactly_the_classic_stages():
 def test_benchmarks_run_last_in_the_read_stage_in_canonical_order():
     writes, reads = plan_stages(["conflicts", "hot", "new_oid"])
     assert writes == [Step("add", timed=False), Step("update", timed=False)]
-    assert reads == [Step("cold", timed=False), Step("hot"), Step("new_oid"),
-                     Step("conflicts")]
+    assert reads == [Step("cold", timed=False), Step("hot"), Step("new_oid"), Step("conflicts")]
 
 
 def test_benchmark_alone_still_gets_the_written_data_it_reads():
@@ -79,6 +79,7 @@ def test_unknown_benchmark_name_is_rejected_with_the_choices():
 
 
 # -- what each benchmark does --
+
 
 def test_new_oid_allocates_distinct_oids(scope):
     work = run_phase("new_oid", scope)
@@ -213,6 +214,7 @@ def test_setup_without_benchmarks_leaves_no_shared_objects():
 
 
 # -- presentation --
+
 
 def test_every_benchmark_has_its_own_label():
     labels = {phase_label(p, 100) for p in benchmarks.BENCHMARKS}

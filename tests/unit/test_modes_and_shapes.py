@@ -47,7 +47,8 @@ def test_processes_are_the_default_mode():
 
 def test_threads_without_a_value_share_one_db():
     assert (options_for("--threads").mode, options_for("--threads").threads) == (
-        "threads", "shared",
+        "threads",
+        "shared",
     )
     assert options_for("--threads", "unique").threads == "unique"
 
@@ -55,7 +56,8 @@ def test_threads_without_a_value_share_one_db():
 def test_gevent_implies_threads_and_keeps_the_sharing():
     pytest.importorskip("gevent", reason="the gevent extra is not installed")
     assert (options_for("--gevent").mode, options_for("--gevent").threads) == (
-        "gevent", "shared",
+        "gevent",
+        "shared",
     )
     assert options_for("--gevent", "--threads", "unique").threads == "unique"
 
@@ -252,7 +254,8 @@ def test_gevent_without_gevent_installed_is_a_usage_error(monkeypatch):
 
     real_find_spec = gevent_host.importlib.util.find_spec
     monkeypatch.setattr(
-        gevent_host.importlib.util, "find_spec",
+        gevent_host.importlib.util,
+        "find_spec",
         lambda name, *a: None if name == "gevent" else real_find_spec(name, *a),
     )
     code, err = run_main("x.conf", "--gevent")

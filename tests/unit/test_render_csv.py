@@ -25,17 +25,30 @@ def _result(concurrencies=(2,)):
                 for phase in phases:
                     for worker in range(concurrency):
                         duration = seconds[phase] * factor * (1 + 0.1 * repetition)
-                        measurements.append(Measurement(
-                            database, concurrency, 1000, repetition,
-                            _timing(phase, worker, duration, 1000),
-                        ))
-    failures = [Failure("fs", c, 1000, tuple(phases),
-                        "FileStorage can be opened by only one process at a time")
-                for c in concurrencies if c > 1]
+                        measurements.append(
+                            Measurement(
+                                database,
+                                concurrency,
+                                1000,
+                                repetition,
+                                _timing(phase, worker, duration, 1000),
+                            )
+                        )
+    failures = [
+        Failure(
+            "fs", c, 1000, tuple(phases), "FileStorage can be opened by only one process at a time"
+        )
+        for c in concurrencies
+        if c > 1
+    ]
     return RunResult(
-        databases=["postgresql", "zeo_fs", "fs"], object_counts=[1000],
-        concurrencies=list(concurrencies), phases=phases, repetitions=2,
-        measurements=measurements, failures=failures,
+        databases=["postgresql", "zeo_fs", "fs"],
+        object_counts=[1000],
+        concurrencies=list(concurrencies),
+        phases=phases,
+        repetitions=2,
+        measurements=measurements,
+        failures=failures,
     )
 
 
@@ -59,7 +72,10 @@ def test_min_aggregate_takes_fastest_repetition():
 
 def test_a_duration_the_clock_could_not_resolve_is_a_footnote_not_inf():
     result = RunResult(
-        databases=["db"], object_counts=[10], concurrencies=[1], phases=["steamin"],
+        databases=["db"],
+        object_counts=[10],
+        concurrencies=[1],
+        phases=["steamin"],
         repetitions=1,
         measurements=[Measurement("db", 1, 10, 1, _timing("steamin", 0, 0.0, 10))],
     )

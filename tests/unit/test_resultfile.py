@@ -28,11 +28,22 @@ def test_raw_durations_are_kept_not_only_rates():
     assert document["format"] == "zodbshootout-result"
     assert document["version"] == resultfile.FORMAT_VERSION
     first = document["measurements"][0]
-    assert first.items() >= {
-        "database": "postgresql", "concurrency": 2, "object_count": 1000, "repetition": 1,
-        "phase": "add", "worker": 0, "seconds": 0.1, "objects": 1000, "loads": 1000,
-        "storage_loads": 1000, "cache_hits": 0,
-    }.items()
+    assert (
+        first.items()
+        >= {
+            "database": "postgresql",
+            "concurrency": 2,
+            "object_count": 1000,
+            "repetition": 1,
+            "phase": "add",
+            "worker": 0,
+            "seconds": 0.1,
+            "objects": 1000,
+            "loads": 1000,
+            "storage_loads": 1000,
+            "cache_hits": 0,
+        }.items()
+    )
 
 
 def test_save_then_load(tmp_path):
@@ -112,8 +123,9 @@ def test_every_timing_field_round_trips_and_missing_optional_ones_default():
     assert resultfile.loads(resultfile.dumps(result)) == result
     # A file written before such fields existed still loads, with their defaults.
     document = json.loads(resultfile.dumps(sample_result()))
-    optional = {f.name for f in dataclasses.fields(PhaseTiming)
-                if f.default is not dataclasses.MISSING}
+    optional = {
+        f.name for f in dataclasses.fields(PhaseTiming) if f.default is not dataclasses.MISSING
+    }
     for row in document["measurements"]:
         for name in optional:
             row.pop(name, None)

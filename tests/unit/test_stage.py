@@ -32,8 +32,13 @@ def filestorage(write_config, data_dir):
 
 def _task(config, steps):
     return StageTask(
-        source=config.source, database="fs", server_addresses=(), worker=0,
-        object_count=N, object_size_bytes=32, steps=tuple(steps),
+        source=config.source,
+        database="fs",
+        server_addresses=(),
+        worker=0,
+        object_count=N,
+        object_size_bytes=32,
+        steps=tuple(steps),
         barrier_timeout_seconds=5,
     )
 
@@ -99,6 +104,7 @@ def test_timed_region_holds_zodb_work_only(filestorage, monkeypatch):
         def record(*args, **kwargs):
             events.append(name)
             return original(*args, **kwargs)
+
         return record
 
     monkeypatch.setattr(phases, "make_payloads", recorder("payloads", phases.make_payloads))
@@ -127,7 +133,7 @@ def test_timed_region_holds_zodb_work_only(filestorage, monkeypatch):
     ends = [i for i, e in enumerate(events) if e == "clock"][1::2]
     assert len(starts) == 3  # add, update, cold
     for start, end in zip(starts, ends, strict=True):
-        assert end == start + 1, events[start:end + 1]  # nothing recorded in between
+        assert end == start + 1, events[start : end + 1]  # nothing recorded in between
         assert events[start - 1] == "barrier"
         assert events[end + 1] == "barrier"
     assert events.index("payloads") < starts[0]

@@ -38,18 +38,24 @@ def test_unknown_aggregate_is_rejected():
 
 def _result(measurements):
     return RunResult(
-        databases=["db"], object_counts=[100], concurrencies=[2], phases=["add"],
-        repetitions=2, measurements=measurements,
+        databases=["db"],
+        object_counts=[100],
+        concurrencies=[2],
+        phases=["add"],
+        repetitions=2,
+        measurements=measurements,
     )
 
 
 def test_cell_stats_aggregates_per_repetition():
-    result = _result([
-        Measurement("db", 2, 100, 1, timing(1.0, 0)),
-        Measurement("db", 2, 100, 1, timing(1.0, 1)),
-        Measurement("db", 2, 100, 2, timing(0.5, 0)),
-        Measurement("db", 2, 100, 2, timing(1.5, 1)),
-    ])
+    result = _result(
+        [
+            Measurement("db", 2, 100, 1, timing(1.0, 0)),
+            Measurement("db", 2, 100, 1, timing(1.0, 1)),
+            Measurement("db", 2, 100, 2, timing(0.5, 0)),
+            Measurement("db", 2, 100, 2, timing(1.5, 1)),
+        ]
+    )
     stats = cell_stats(result, CellKey("db", 2, 100, "add"))
     assert stats.rates == (200.0, 200.0)
 

@@ -57,7 +57,9 @@ def _format_block(databases: list[str], block: Block) -> list[str]:
         parts += [text.rjust(width) for text, width in zip(row[1:], widths[1:], strict=True)]
         return "| " + " | ".join(parts) + " |"
 
-    rule = "| " + " | ".join(
-        [":" + "-" * (widths[0] - 1)] + ["-" * (w - 1) + ":" for w in widths[1:]]
-    ) + " |"
+    rule = (
+        "| "
+        + " | ".join([":" + "-" * (widths[0] - 1)] + ["-" * (w - 1) + ":" for w in widths[1:]])
+        + " |"
+    )
     return [line(rows[0]), rule, *(line(row) for row in rows[1:])]

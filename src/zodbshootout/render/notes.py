@@ -16,7 +16,6 @@ from zodbshootout.results import CONFLICT_COUNTING_PHASES, RunResult
 GROWTH_TOTAL = "*total*"
 
 
-
 def derived_notes(result: RunResult) -> list[str]:
     """Every note computed from the timings: conflicts first, then leaks."""
     return conflict_notes(result) + leak_notes(result)

@@ -26,9 +26,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError(
-            "plotting needs matplotlib: pip install 'zodbshootout[plot]'"
-        ) from None
+        raise UsageError("plotting needs matplotlib: pip install 'zodbshootout[plot]'") from None
     matplotlib.use("Agg")  # files only; never open a window
     import matplotlib.pyplot as plt
 
@@ -58,8 +56,10 @@ def build_figure(result: RunResult, aggregate: str = "mean") -> Any:
     plt = _pyplot()
     sweeps = [
         axis
-        for axis, values in (("object_count", result.object_counts),
-                             ("concurrency", result.concurrencies))
+        for axis, values in (
+            ("object_count", result.object_counts),
+            ("concurrency", result.concurrencies),
+        )
         if len(values) > 1
     ]
     phases = list(result.phases)
