@@ -12,7 +12,7 @@ from conftest import ROOT
 @pytest.mark.parametrize(
     "command",
     [
-        [sys.executable, "-m", "ruff", "check", "src", "tests"],
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "benchmarks"],
         [sys.executable, "-m", "mypy"],
     ],
     ids=["ruff", "mypy"],
