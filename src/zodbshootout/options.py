@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zodbshootout.diagnostics import LogSetup
+from zodbshootout.faults import Fault
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
 from zodbshootout.phases import ALL_PHASES, PHASES
 from zodbshootout.stats import AGGREGATES
@@ -35,6 +36,7 @@ class RunOptions:
     threads: str = "shared"  # threads and gevent: one DB for all (shared) or each (unique)
     btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    fault: Fault | None = None  # tests only: a worker that fails on purpose (see faults)
 
     def __post_init__(self) -> None:
         problems = list(self.problems())

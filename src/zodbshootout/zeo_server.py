@@ -34,7 +34,7 @@ class ServerRequest:
 
     source: ConfigSource
     database: str
-    index: int  # position among the database's embedded sections (storage.embedded_zeo_sections)
+    index: int  # position among the database's embedded sections (storages.embedded_zeo_sections)
 
 
 class ZEOServerProcess:
@@ -124,7 +124,7 @@ def serve(request: ServerRequest, report: Any = None) -> None:
     """Open the inner storage and serve it until told to stop (server process side)."""
     from ZEO.StorageServer import StorageServer
 
-    from zodbshootout.storage import embedded_zeo_sections
+    from zodbshootout.storages import embedded_zeo_sections
 
     config = parse_source(request.source)
     section = embedded_zeo_sections(config.databases[request.database])[request.index]

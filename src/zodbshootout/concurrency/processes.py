@@ -1,4 +1,4 @@
-"""Run a stage in c worker processes that start each phase together.
+"""Processes mode: run a stage in c worker processes that start each phase together.
 
 The runner sends each worker a :class:`StageTask` (plain data); the worker
 opens the database itself, runs the stage's steps between barriers, and sends
@@ -9,183 +9,29 @@ stops the rest: nothing waits forever and no worker outlives its stage.
 
 from __future__ import annotations
 
-import cProfile
-import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
-import pstats
 import signal
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
-from zodbshootout import benchmarks, caches, diagnostics, faults, phases
-from zodbshootout.config import ConfigSource
+from zodbshootout.concurrency.session import SessionSpec
+from zodbshootout.concurrency.worker import Barrier, StageOutcome, StageTask, execute_stage
 from zodbshootout.errors import CellError
-from zodbshootout.phases import Step, WorkerScope
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
-from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
 
 _log = logging.getLogger(__name__)
 
 # Modules the fork server imports once, so that each worker starts in
 # milliseconds instead of importing ZODB, ZEO and RelStorage again.
-_PRELOAD = ["zodbshootout.workers", "ZEO.ClientStorage", "relstorage.storage"]
-
-
-class Barrier(Protocol):
-    def wait(self, timeout: float | None = None) -> int: ...
-    def abort(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class StageTask:
-    """Everything one worker needs for one stage; crosses the process boundary."""
-
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
-    worker: int
-    object_count: int
-    object_size_bytes: int
-    steps: tuple[Step, ...]
-    barrier_timeout_seconds: float
-    profile_prefix: str | None = None  # path prefix; the phase and worker are appended
-    leaks: bool = False  # count gc-tracked objects around each timed phase (--leaks)
-    log: diagnostics.LogSetup | None = None  # --log: configured in the worker
-    blobs: bool = False  # --blobs: the measured objects are ZODB blobs
-
-
-@dataclass
-class StageOutcome:
-    """The workers' timings, or why the stage failed."""
-
-    timings: list[PhaseTiming] = field(default_factory=list)
-    error: str | None = None
-
-
-class WorkerDatabase(Protocol):
-    """The database a worker uses, and how its loads are counted.
-
-    A worker process opens its own (:class:`OwnDatabase`); thread workers get
-    theirs from zodbshootout.concurrency, whose counts are split per thread.
-    """
-
-    db: Any
-
-    def start_counting(self) -> None: ...
-    def stop_counting(self) -> caches.Counters: ...
-    def close(self) -> None: ...
-
-
-class OwnDatabase:
-    """A database this worker process alone uses: the process's counts are its own."""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-        self._before: caches.Counters | None = None
-
-    def start_counting(self) -> None:
-        self._before = caches.counters(self.db)
-
-    def stop_counting(self) -> caches.Counters:
-        assert self._before is not None
-        return caches.counters(self.db) - self._before
-
-    def close(self) -> None:
-        self.db.close()
-
-
-def execute_stage(
-    task: StageTask,
-    barrier: Barrier,
-    clock: Callable[[], float] = time.perf_counter,
-    worker_db: WorkerDatabase | None = None,
-) -> list[PhaseTiming]:
-    """Run the stage's steps in this process (or thread); return the timed ones.
-
-    Each step: prepare (untimed) → barrier → timed run → barrier → counters
-    and checks (untimed).  The second barrier keeps one worker's untimed work
-    (cache clearing, checking) out of the others' timed regions.  Without
-    *worker_db* the worker opens the database itself, as a process does.
-    """
-    diagnostics.configure_logging(task.log, find_secrets(task.source.text))
-    if worker_db is None:
-        worker_db = OwnDatabase(
-            open_database(
-                task.source,
-                task.database,
-                list(task.server_addresses),
-                client_label=str(task.worker),
-            )
-        )
-    db = worker_db.db
-    try:
-        caches.install_request_counters(db)
-        scope = WorkerScope(
-            db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
-        )
-        fault = faults.fault_for(task.database)  # test-only; None in real runs
-        timings = []
-        for step in task.steps:
-            run = phases.RUNS[step.phase]
-            prepared = phases.prepare(step.phase, scope)
-            profiler = cProfile.Profile() if task.profile_prefix and step.timed else None
-            worker_db.start_counting()
-            objects_before = diagnostics.object_counts() if task.leaks and step.timed else None
-            # Collect the untimed work's garbage now, so that collecting it
-            # doesn't fall into the timed region.
-            gc.collect()
-            barrier.wait(task.barrier_timeout_seconds)
-            if fault is not None and fault.matches(task.database, step.phase, task.worker):
-                faults.fire(fault)
-            if profiler is not None:
-                profiler.enable()
-            start = clock()
-            outcome = run(scope, prepared)
-            end = clock()
-            if profiler is not None:
-                profiler.disable()
-            barrier.wait(task.barrier_timeout_seconds)
-            counted = worker_db.stop_counting()
-            growth = None
-            if objects_before is not None:
-                growth = diagnostics.object_growth(objects_before, diagnostics.object_counts())
-            phases.verify(step.phase, scope, outcome)
-            if profiler is not None:
-                _write_profile(profiler, f"{task.profile_prefix}-{step.phase}-w{task.worker}")
-            if step.timed:
-                timings.append(
-                    PhaseTiming(
-                        phase=step.phase,
-                        worker=task.worker,
-                        seconds=end - start,
-                        objects=task.object_count,
-                        loads=counted.loads,
-                        storage_loads=counted.storage_loads,
-                        cache_hits=counted.cache_hits,
-                        conflicts=benchmarks.conflicts_of(outcome),
-                        object_growth=growth,
-                    )
-                )
-        return timings
-    finally:
-        worker_db.close()
-
-
-def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
-    """Save a .prof file (for pstats, snakeviz) and a readable .txt beside it."""
-    profiler.dump_stats(prefix + ".prof")
-    with open(prefix + ".txt", "w", encoding="utf-8") as out:
-        stats = pstats.Stats(profiler, stream=out)
-        stats.sort_stats("cumulative").print_stats(60)
+_PRELOAD = ["zodbshootout.concurrency.processes", "ZEO.ClientStorage", "relstorage.storage"]
 
 
 def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None) -> None:
@@ -327,3 +173,28 @@ def _stop_all(processes: list[Any]) -> None:
         if process.is_alive():
             os.kill(process.pid, signal.SIGKILL)
             process.join()
+
+
+class ProcessSession:
+    """Workers are processes; the runner's process populates."""
+
+    def __init__(self, spec: SessionSpec) -> None:
+        self.spec = spec
+
+    def populate(self, fill: Callable[[Any], None]) -> None:
+        db = open_database(
+            self.spec.source,
+            self.spec.database,
+            list(self.spec.server_addresses),
+            client_label="populate",
+        )
+        try:
+            fill(db)
+        finally:
+            db.close()
+
+    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
+        return run_stage_in_processes(tasks, timeout_seconds)
+
+    def close(self) -> None:
+        pass

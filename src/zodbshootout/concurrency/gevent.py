@@ -1,4 +1,4 @@
-"""``--gevent``: run a thread session in a child process that gevent monkey-patched.
+"""Gevent mode (``--gevent``): run a thread session in a child process that gevent monkey-patched.
 
 gevent must patch ``socket``, ``threading`` and friends before anything
 imports them, so neither the runner nor a test runner can be patched in
@@ -33,11 +33,13 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
+from zodbshootout.concurrency.worker import StageOutcome
 from zodbshootout.errors import CellError, UsageError
+from zodbshootout.storage import ForeignDataError
 
 _PROGRAM = (
     "from gevent import monkey; monkey.patch_all(); "
-    "from zodbshootout.gevent_host import main; main()"
+    "from zodbshootout.concurrency.gevent import main; main()"
 )
 _HEADER = struct.Struct("!Q")
 START_TIMEOUT_SECONDS = 120.0
@@ -135,8 +137,6 @@ class GeventSession:
             raise CellError(f"the gevent worker process died: {self._last_error()}") from None
         if reply[0] == "error":
             if reply[2:] == ("ForeignDataError",):
-                from zodbshootout.storage import ForeignDataError
-
                 raise ForeignDataError(reply[1])
             raise CellError(reply[1])
         return reply[1]
@@ -145,8 +145,6 @@ class GeventSession:
         self._call(("populate", fill), START_TIMEOUT_SECONDS)
 
     def run_stage(self, tasks: list[Any], timeout_seconds: float) -> Any:
-        from zodbshootout.workers import StageOutcome
-
         try:
             return self._call(
                 ("stage", tasks, timeout_seconds), timeout_seconds + _REPLY_GRACE_SECONDS
@@ -212,7 +210,7 @@ def check_gevent_driver(db: Any) -> None:
 
 def main() -> None:
     """The child's loop (after monkey-patching): serve requests until told to close."""
-    from zodbshootout.concurrency import ThreadSession
+    from zodbshootout.concurrency.threads import ThreadSession
 
     # Ctrl-C reaches the whole process group; the runner decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
