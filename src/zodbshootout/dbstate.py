@@ -22,6 +22,7 @@ containers and the extra benchmarks' shared objects.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -43,6 +44,7 @@ from zodbshootout.storage import (
     open_database,
     populate,
 )
+from zodbshootout.workload import container_factory
 
 #: Key of the filler objects below root[ROOT_KEY].
 FILLER_KEY = "filler"
@@ -285,6 +287,19 @@ def _pack_problem(config: LoadedConfig, name: str) -> str | None:
             f"last pack); move it away, or name the database with --zap {name}"
         )
     return None
+
+
+def repetition_filler(
+    concurrency: int, count: int, phases: tuple[str, ...], btrees: str | None
+) -> Callable[[Any], None]:
+    """:func:`fill_for_repetition` for one cell, as a picklable ``fill(db)``."""
+    return functools.partial(
+        fill_for_repetition,
+        concurrency=concurrency,
+        count=count,
+        phases=phases,
+        container_factory=container_factory(btrees),
+    )
 
 
 def fill_for_repetition(

@@ -15,9 +15,9 @@ import functools
 import logging
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from zodbshootout import concurrency, dbstate, storages
+from zodbshootout import concurrency, dbstate
 from zodbshootout.concurrency import Session, SessionSpec, stage_tasks
 from zodbshootout.config import LoadedConfig
 from zodbshootout.dbinfo import probe_database
@@ -28,8 +28,8 @@ from zodbshootout.progress import ProgressCallback, ProgressEvent, ignore_progre
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 from zodbshootout.storage import ForeignDataError
-from zodbshootout.workload import container_factory, describe_container
-from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess
+from zodbshootout.workload import describe_container
+from zodbshootout.zeo_server import embedded_servers
 
 _log = logging.getLogger(__name__)
 
@@ -62,11 +62,11 @@ class Runner:
         """Measure everything; on Ctrl-C return what was measured, marked interrupted."""
         metadata = self.result.metadata
         metadata["started"] = time.time()
-        metadata["concurrency_mode"] = concurrency.describe_mode(
-            self.options.mode, self.options.threads
+        metadata.update(
+            concurrency_mode=concurrency.describe_mode(self.options.mode, self.options.threads),
+            container=describe_container(self.options.btrees),
+            blobs=self.options.blobs,
         )
-        metadata["container"] = describe_container(self.options.btrees)
-        metadata["blobs"] = self.options.blobs
         if self.options.mode != concurrency.PROCESSES:
             self._note(concurrency.warm_note(self.options.mode, self.options.threads))
         try:
@@ -81,7 +81,7 @@ class Runner:
 
     def _measure_database(self, name: str) -> None:
         try:
-            with self._servers(name) as addresses:
+            with embedded_servers(self.config, name) as addresses:
                 gevent_mode = self.options.mode == concurrency.GEVENT
                 info, notes = probe_database(
                     self.config.source, name, addresses, self.secrets, gevent_mode
@@ -114,18 +114,6 @@ class Runner:
                 name, str(e) if isinstance(e, CellError) else f"{type(e).__name__}: {e}"
             )
 
-    @contextlib.contextmanager
-    def _servers(self, name: str) -> Iterator[list[tuple[str, int]]]:
-        """Start the database's embedded ZEO servers; always stop them."""
-        with contextlib.ExitStack() as stack:
-            addresses = []
-            sections = storages.embedded_zeo_sections(self.config.databases[name])
-            for index in range(len(sections)):
-                server = ZEOServerProcess(ServerRequest(self.config.source, name, index))
-                stack.callback(server.stop)
-                addresses.append(server.address)
-            yield addresses
-
     def _measure_cell(
         self, name: str, addresses: list[tuple[str, int]], count: int, workers: int
     ) -> None:
@@ -138,35 +126,21 @@ class Runner:
         if reason:
             self._fail(name, count, workers, self.result.phases, reason)
             return
-        spec = SessionSpec(self.config.source, name, tuple(addresses), workers)
-        spec = SessionSpec(**{**vars(spec), "mode": options.mode, "sharing": options.threads})
+        source = self.config.source
+        spec = SessionSpec(source, name, tuple(addresses), workers, options.mode, options.threads)
         for repetition in range(1, options.repetitions + 1):
-            report = functools.partial(self._report, name, count, workers, repetition)
-            report("populate")
+            self._report(name, count, workers, repetition, "populate")
             with contextlib.closing(concurrency.open_session(spec)) as session:
-                if not self._repeat(session, spec, count, repetition, report):
+                if not self._repeat(session, spec, count, repetition):
                     return
         self._report(name, count, workers, options.repetitions, "done")
 
-    def _repeat(
-        self,
-        session: Session,
-        spec: SessionSpec,
-        count: int,
-        repetition: int,
-        report: Callable[..., None],
-    ) -> bool:
+    def _repeat(self, session: Session, spec: SessionSpec, count: int, repetition: int) -> bool:
         """One repetition of a cell in *session*; False when a stage failed."""
         name, workers = spec.database, spec.concurrency
-        session.populate(
-            functools.partial(
-                dbstate.fill_for_repetition,
-                concurrency=workers,
-                count=count,
-                phases=tuple(self.result.phases),
-                container_factory=container_factory(self.options.btrees),
-            )
-        )
+        report = functools.partial(self._report, name, count, workers, repetition)
+        phases = tuple(self.result.phases)
+        session.populate(dbstate.repetition_filler(workers, count, phases, self.options.btrees))
         timings: list[PhaseTiming] = []
         for stage, steps in self.stages.items():
             if not steps:
