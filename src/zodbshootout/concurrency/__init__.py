@@ -52,9 +52,10 @@ from zodbshootout.concurrency.session import (
     UNIQUE,
     Session,
     SessionSpec,
+    stage_tasks,
 )
 from zodbshootout.concurrency.threads import ThreadSession
-from zodbshootout.concurrency.worker import StageOutcome, StageTask, stage_tasks
+from zodbshootout.concurrency.worker import StageOutcome, StageTask
 
 __all__ = [
     "GEVENT",

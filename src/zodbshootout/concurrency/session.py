@@ -8,14 +8,20 @@ from typing import Any, Protocol
 
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
 from zodbshootout.config import ConfigSource
+from zodbshootout.options import (
+    GEVENT,
+    MODES,
+    PROCESSES,
+    SHARED,
+    SHARINGS,
+    THREADS,
+    UNIQUE,
+    RunOptions,
+)
+from zodbshootout.phases import Step
 
-PROCESSES = "processes"
-THREADS = "threads"
-GEVENT = "gevent"
-MODES = (PROCESSES, THREADS, GEVENT)
-SHARED = "shared"
-UNIQUE = "unique"
-SHARINGS = (SHARED, UNIQUE)
+__all__ = ["GEVENT", "MODES", "PROCESSES", "SHARED", "SHARINGS", "THREADS", "UNIQUE"]
+__all__ += ["Session", "SessionSpec", "stage_tasks"]
 
 
 @dataclass(frozen=True)
@@ -36,3 +42,31 @@ class Session(Protocol):
     def populate(self, fill: Callable[[Any], None]) -> None: ...
     def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome: ...
     def close(self) -> None: ...
+
+
+def stage_tasks(
+    spec: SessionSpec, options: RunOptions, count: int, repetition: int, steps: list[Step]
+) -> list[StageTask]:
+    """The tasks of one stage of one repetition, one per worker of *spec*."""
+    profile_prefix = None
+    if options.profile_dir:
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
+        profile_prefix = f"{options.profile_dir}/{safe}-n{count}-c{spec.concurrency}-r{repetition}"
+    return [
+        StageTask(
+            source=spec.source,
+            database=spec.database,
+            server_addresses=spec.server_addresses,
+            worker=worker,
+            object_count=count,
+            object_size_bytes=options.object_size_bytes,
+            steps=tuple(steps),
+            barrier_timeout_seconds=options.timeout_seconds,
+            profile_prefix=profile_prefix,
+            leaks=options.leaks,
+            log=options.log,
+            blobs=options.blobs,
+            fault=options.fault,
+        )
+        for worker in range(spec.concurrency)
+    ]

@@ -12,7 +12,7 @@ import pstats
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from zodbshootout import caches, diagnostics, faults, phases
 from zodbshootout.config import ConfigSource
@@ -21,10 +21,6 @@ from zodbshootout.phases import Step, WorkerScope
 from zodbshootout.redact import find_secrets
 from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
-
-if TYPE_CHECKING:
-    from zodbshootout.concurrency.session import SessionSpec
-    from zodbshootout.options import RunOptions
 
 
 class Barrier(Protocol):
@@ -89,34 +85,6 @@ class OwnDatabase:
 
     def close(self) -> None:
         self.db.close()
-
-
-def stage_tasks(
-    spec: SessionSpec, options: RunOptions, count: int, repetition: int, steps: list[Step]
-) -> list[StageTask]:
-    """The tasks of one stage of one repetition, one per worker of *spec*."""
-    profile_prefix = None
-    if options.profile_dir:
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
-        profile_prefix = f"{options.profile_dir}/{safe}-n{count}-c{spec.concurrency}-r{repetition}"
-    return [
-        StageTask(
-            source=spec.source,
-            database=spec.database,
-            server_addresses=spec.server_addresses,
-            worker=worker,
-            object_count=count,
-            object_size_bytes=options.object_size_bytes,
-            steps=tuple(steps),
-            barrier_timeout_seconds=options.timeout_seconds,
-            profile_prefix=profile_prefix,
-            leaks=options.leaks,
-            log=options.log,
-            blobs=options.blobs,
-            fault=options.fault,
-        )
-        for worker in range(spec.concurrency)
-    ]
 
 
 def execute_stage(
