@@ -123,22 +123,7 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
                 # wait() is typed for sockets too; what we gave it are Connections.
                 reader = cast(Connection, ready)
                 task, process = pending.pop(reader)
-                try:
-                    message: tuple[Any, ...] = reader.recv()
-                except EOFError:
-                    process.join(5)
-                    errors.append(f"worker {task.worker} died ({_exit_reason(process)})")
-                    barrier.abort()
-                    continue
-                if message[0] == "ok":
-                    outcome.timings.extend(message[1])
-                elif message[0] == "broken":
-                    secondary.append(message[1])
-                else:
-                    errors.append(message[1])
-                    if len(message) > 2 and _log.isEnabledFor(logging.DEBUG):
-                        detail = redact(message[2], find_secrets(task.source.text))
-                        _log.debug("worker %s failed:\n%s", task.worker, detail)
+                _receive(reader, task, process, barrier, outcome, errors, secondary)
     finally:
         _stop_all([process for _task, process, _reader in running])
         for _task, _process, reader in running:
@@ -149,6 +134,34 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
         outcome.error = (errors or secondary)[0]
         outcome.timings = []
     return outcome
+
+
+def _receive(
+    reader: Connection,
+    task: StageTask,
+    process: Any,
+    barrier: Barrier,
+    outcome: StageOutcome,
+    errors: list[str],
+    secondary: list[str],
+) -> None:
+    """Take one worker's reply: its timings, or why it stopped (a death included)."""
+    try:
+        message: tuple[Any, ...] = reader.recv()
+    except EOFError:
+        process.join(5)
+        errors.append(f"worker {task.worker} died ({_exit_reason(process)})")
+        barrier.abort()
+        return
+    if message[0] == "ok":
+        outcome.timings.extend(message[1])
+    elif message[0] == "broken":
+        secondary.append(message[1])
+    else:
+        errors.append(message[1])
+        if len(message) > 2 and _log.isEnabledFor(logging.DEBUG):
+            detail = redact(message[2], find_secrets(task.source.text))
+            _log.debug("worker %s failed:\n%s", task.worker, detail)
 
 
 def _exit_reason(process: Any) -> str:
