@@ -33,6 +33,7 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
+from zodbshootout import storages
 from zodbshootout.concurrency.worker import StageOutcome
 from zodbshootout.errors import CellError, UsageError
 from zodbshootout.storage import ForeignDataError
@@ -193,19 +194,10 @@ class GeventSession:
 
 
 def check_gevent_driver(db: Any) -> None:
-    """CellError when the storage's database driver would block every greenlet."""
-    adapter = getattr(db.storage, "_adapter", None)
-    driver = getattr(adapter, "driver", None)
-    cooperative = getattr(driver, "gevent_cooperative", None)
-    if cooperative is None or cooperative():
-        return
-    name = getattr(driver, "__name__", type(driver).__name__)
-    raise CellError(
-        f"--gevent: the database driver {name!r} blocks gevent's event loop; "
-        "name a gevent-compatible driver in the section ('driver gevent sqlite3', "
-        "'driver PyMySQL', 'driver pg8000', 'driver gevent MySQLdb' or "
-        "'driver gevent psycopg2')"
-    )
+    """CellError when the storage would block every greenlet (see StorageKind.gevent_problem)."""
+    problem = storages.kind_of(db.storage).gevent_problem(db.storage)
+    if problem:
+        raise CellError(f"--gevent: {problem}")
 
 
 def main() -> None:

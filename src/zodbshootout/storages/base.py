@@ -89,6 +89,10 @@ class StorageKind:
     #: Its clients each run an asyncio loop, of which a gevent process can run one.
     one_client_per_gevent_process = False
 
+    def gevent_problem(self, storage: Any) -> str | None:
+        """Why this open storage would block every greenlet under --gevent, or None."""
+        return None
+
     # -- caches and counting --
 
     def clear_client_cache(self, storage: Any) -> None:

@@ -53,6 +53,19 @@ class RelStorageKind(StorageKind):
         if type(factory).__name__ == "MySQLAdapterFactory":
             mariadb_compat.install()
 
+    def gevent_problem(self, storage: Any) -> str | None:
+        driver = storage._adapter.driver
+        cooperative = getattr(driver, "gevent_cooperative", None)
+        if cooperative is None or cooperative():
+            return None
+        name = getattr(driver, "__name__", type(driver).__name__)
+        return (
+            f"the database driver {name!r} blocks gevent's event loop; "
+            "name a gevent-compatible driver in the section ('driver gevent sqlite3', "
+            "'driver PyMySQL', 'driver pg8000', 'driver gevent MySQLdb' or "
+            "'driver gevent psycopg2')"
+        )
+
     def clear_client_cache(self, storage: Any) -> None:
         # load_persistent=False: a cold read must not be refilled from the
         # persistent cache file either.
