@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zodbshootout import storages
+from zodbshootout import blobs, storages
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ def clear_storage_caches(db: Any) -> None:
     A storage kind whose caches zodbshootout doesn't know raises CellError
     rather than letting a cold read silently hit a cache.
     """
-    storages.kind_of(db.storage).clear_caches(db.storage)
+    storages.kind_of(db.storage).clear_client_cache(db.storage)
+    blobs.clear_blob_cache(db.storage)  # the directory is the kind's (blob_cache_dir)
 
 
 def install_request_counters(db: Any) -> None:

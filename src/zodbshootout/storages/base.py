@@ -102,11 +102,6 @@ class StorageKind:
         """The directory of the client's blob *cache*; None if blobs have only one copy."""
         return None
 
-    def clear_caches(self, storage: Any) -> None:
-        """Empty the client caches and the blob cache."""
-        self.clear_client_cache(storage)
-        remove_blob_files(self.blob_cache_dir(storage))
-
     def install_request_counters(self, storage: Any) -> None:
         """Start counting the loads this process sends to the server (idempotent)."""
 
