@@ -1,4 +1,7 @@
-"""Show where a run is: one live status line on a terminal, plain lines elsewhere.
+"""Where a run is (the runner's ProgressEvent) and how to show it.
+
+The runner reports a :class:`ProgressEvent` at each step; the display shows
+one live status line on a terminal and plain lines elsewhere.
 
 On a terminal the status line is rewritten in place (carriage return, erase
 line) with the database, object count, concurrency, repetition, stage, the
