@@ -12,10 +12,13 @@ from typing import Any
 
 from zodbshootout.storages import mariadb_compat
 from zodbshootout.storages.base import (
+    MIB,
+    CacheWorkload,
     StorageKind,
     ThreadLoadCounter,
     median_latency_seconds,
     package_version,
+    smaller_than_data_note,
 )
 
 # Object states this process read from the database, once counting is installed.
@@ -65,6 +68,35 @@ class RelStorageKind(StorageKind):
             "'driver PyMySQL', 'driver pg8000', 'driver gevent MySQLdb' or "
             "'driver gevent psycopg2')"
         )
+
+    def size_client_cache(self, factory: Any, workload: CacheWorkload) -> list[str]:
+        if type(factory).__name__ != "RelStorageFactory":
+            return []  # the adapter's section: the sizes are the storage's
+        from relstorage.options import Options
+
+        config = factory.config
+        notes = []
+        # Unset keys are None (no ZConfig default): Options' defaults apply.
+        if config.cache_local_mb is None:
+            wanted = -(-workload.client_cache_bytes // MIB)
+            config.cache_local_mb = max(Options.cache_local_mb, wanted)
+        elif config.cache_local_mb * MIB < workload.data_bytes:
+            notes.append(
+                smaller_than_data_note(
+                    "RelStorage local cache (cache-local-mb)", config.cache_local_mb * MIB, workload
+                )
+            )
+        # Larger objects never enter the local cache: hot would read the database.
+        if config.cache_local_object_max is None:
+            config.cache_local_object_max = max(
+                Options.cache_local_object_max, workload.object_bytes
+            )
+        elif config.cache_local_object_max < workload.object_bytes:
+            notes.append(
+                f"RelStorage caches objects up to {config.cache_local_object_max} bytes "
+                "(cache-local-object-max), smaller than the objects: hot reads the database"
+            )
+        return notes
 
     def clear_client_cache(self, storage: Any) -> None:
         # load_persistent=False: a cold read must not be refilled from the
