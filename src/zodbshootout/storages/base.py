@@ -171,6 +171,13 @@ class StorageKind:
         """Loads the client cache answered so far; None: no client cache."""
         return None
 
+    def statements(self, storage: Any, this_thread: bool) -> int | None:
+        """Requests sent to a database so far, by this process or thread; None: not counted."""
+        return None
+
+    def before_repetition(self, factory: Any) -> None:
+        """Untimed, in the runner's process, after populate and before the write stage."""
+
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
     ) -> ThreadLoadCounter | None:

@@ -7,9 +7,11 @@ adapter gets mariadb_compat's adjustments before it opens.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
+from zodbshootout import round_trips, sqlite_planner
 from zodbshootout.storages import mariadb_compat
 from zodbshootout.storages.base import (
     MIB,
@@ -55,6 +57,13 @@ class RelStorageKind(StorageKind):
     def prepare_process(self, factory: Any) -> None:
         if type(factory).__name__ == "MySQLAdapterFactory":
             mariadb_compat.install()
+        # Before the storage connects: only connections opened later are counted.
+        round_trips.install()
+
+    def before_repetition(self, factory: Any) -> None:
+        path = sqlite_planner.database_path_of_factory(factory)
+        if path is not None and os.path.exists(path):
+            sqlite_planner.discard_planner_statistics(path)
 
     def gevent_problem(self, storage: Any) -> str | None:
         driver = storage._adapter.driver
@@ -120,6 +129,9 @@ class RelStorageKind(StorageKind):
 
     def cache_hits(self, storage: Any) -> int | None:
         return int(storage._cache.local_client.stats()["hits"])
+
+    def statements(self, storage: Any, this_thread: bool) -> int | None:
+        return round_trips.in_this_thread() if this_thread else round_trips.in_process()
 
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
