@@ -23,6 +23,8 @@ from typing import Any
 
 import ZConfig
 
+from zodbshootout.config_keys import install_key_recording
+
 DATA_DIR_VARIABLE = "ZODBSHOOTOUT_DATA"
 
 _SCHEMA_TEXT = """\
@@ -102,6 +104,8 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
     """
     if source.data_dir:
         os.environ[DATA_DIR_VARIABLE] = source.data_dir
+    # So that caches are sized only where the text left them alone (cache_sizing).
+    install_key_recording()
     try:
         root, _handler = ZConfig.loadConfigFile(
             _get_schema(), io.StringIO(source.text), url=source.url

@@ -21,6 +21,7 @@ the data in place.  Statistics are derived data; nothing stored is touched.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from typing import Any
 
@@ -49,3 +50,11 @@ def discard_planner_statistics(path: str, busy_timeout_seconds: float = 30.0) ->
                 if table in present:
                     deleted += conn.execute(f"DELETE FROM {table}").rowcount
     return deleted
+
+
+def database_path_of_factory(factory: Any) -> str | None:
+    """The main database file a RelStorage ``<sqlite3>`` section opens, or None."""
+    if type(factory).__name__ != "Sqlite3AdapterFactory":
+        return None
+    # RelStorage's Sqlite3Adapter keeps its main database here.
+    return os.path.join(os.path.abspath(factory.config.data_dir), "main.sqlite3")

@@ -12,8 +12,9 @@ import transaction
 import ZODB.config
 from persistent.mapping import PersistentMapping
 
-from zodbshootout import mariadb_compat, round_trips
+from zodbshootout import round_trips
 from zodbshootout.objects import BenchmarkObject
+from zodbshootout.storages import mariadb_compat
 
 N = 50
 

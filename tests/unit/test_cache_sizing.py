@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from zodbshootout import cache_sizing
-from zodbshootout.cache_sizing import (
-    MIB,
-    client_cache_bytes,
-    data_bytes,
-    pickle_cache_objects,
-    size_caches,
-    written,
-)
+from zodbshootout.cache_sizing import CacheWorkload, size_caches
 from zodbshootout.config import ConfigSource, parse_source
-from zodbshootout.storage import storage_factories
+from zodbshootout.config_keys import written
+from zodbshootout.storages import storage_factories
+from zodbshootout.storages.base import MIB, OBJECT_OVERHEAD_BYTES
+
+
+def pickle_cache_objects(count: int) -> int:
+    return CacheWorkload(count, 128).pickle_cache_objects
+
+
+def client_cache_bytes(count: int, size: int) -> int:
+    return CacheWorkload(count, size).client_cache_bytes
 
 
 def parse(text: str, tmp_path) -> dict:
-    cache_sizing.install_key_recording()
     source = ConfigSource(
         text="%import zodbshootout\n%import relstorage\n" + text,
         url=(tmp_path / "t.conf").as_uri(),
@@ -28,7 +29,7 @@ def parse(text: str, tmp_path) -> dict:
 
 
 def sized(factory, count: int, size: int = 128, readers: int = 1) -> list[str]:
-    return size_caches(factory, list(storage_factories(factory)), count, size, readers)
+    return size_caches(factory, CacheWorkload(count, size, readers))
 
 
 ZEO = """
@@ -54,9 +55,10 @@ SQLITE = """
 
 def test_the_estimates_grow_with_count_size_and_readers():
     assert pickle_cache_objects(10000) == 11100
-    assert data_bytes(1000, 128) == 1000 * (128 + cache_sizing.OBJECT_OVERHEAD_BYTES)
-    assert data_bytes(1000, 128, readers=2) == 2 * data_bytes(1000, 128)
-    assert client_cache_bytes(1000, 128) == 2 * data_bytes(1000, 128) + MIB
+    one = CacheWorkload(1000, 128)
+    assert one.data_bytes == 1000 * (128 + OBJECT_OVERHEAD_BYTES)
+    assert CacheWorkload(1000, 128, readers=2).data_bytes == 2 * one.data_bytes
+    assert one.client_cache_bytes == 2 * one.data_bytes + MIB
 
 
 def test_defaults_are_raised_to_fit_and_never_lowered(tmp_path):

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from zodbshootout import caches, diagnostics, faults, phases
 from zodbshootout.config import ConfigSource
 from zodbshootout.faults import Fault
-from zodbshootout.phases import Step, WorkerScope
+from zodbshootout.phases import Phase, Step, WorkerScope
 from zodbshootout.redact import find_secrets
 from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
@@ -45,6 +45,9 @@ class StageTask:
     log: diagnostics.LogSetup | None = None  # --log: configured in the worker
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
     fault: Fault | None = None  # tests only: make this worker fail here (see faults)
+    #: (phase, loops) for the phases that repeat inside a sample (calibration);
+    #: a phase not listed runs once.
+    loops: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -117,6 +120,7 @@ def execute_stage(
             db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
         )
         fault = task.fault  # tests only; None in real runs
+        loops_by_phase = dict(task.loops)
         timings = []
         for step in task.steps:
             phase = phases.REGISTRY[step.phase]
@@ -132,9 +136,8 @@ def execute_stage(
                 faults.fire(fault)
             if profiler is not None:
                 profiler.enable()
-            start = clock()
-            outcome = phase.run(scope, prepared)
-            end = clock()
+            loops = loops_by_phase.get(step.phase, 1) if phase.run_loops else 1
+            seconds, outcome = _timed_run(phase, scope, prepared, loops, clock)
             if profiler is not None:
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
@@ -150,18 +153,35 @@ def execute_stage(
                     PhaseTiming(
                         phase=step.phase,
                         worker=task.worker,
-                        seconds=end - start,
-                        objects=task.object_count,
+                        seconds=seconds,
+                        objects=1 if phase.one_operation else task.object_count,
                         loads=counted.loads,
                         storage_loads=counted.storage_loads,
                         cache_hits=counted.cache_hits,
                         conflicts=outcome.conflicts if phase.counts_conflicts else 0,
                         object_growth=growth,
+                        loops=loops,
+                        statements=counted.statements,
                     )
                 )
         return timings
     finally:
         worker_db.close()
+
+
+def _timed_run(
+    phase: Phase, scope: WorkerScope, prepared: Any, loops: int, clock: Callable[[], float]
+) -> tuple[float, Any]:
+    """The phase's timed work: (seconds, outcome).
+
+    A phase that repeats inside its sample times itself, so that the work
+    between two repetitions stays untimed; any other is timed whole.
+    """
+    if phase.run_loops is not None:
+        return phase.run_loops(scope, prepared, loops, clock)
+    start = clock()
+    outcome = phase.run(scope, prepared)
+    return clock() - start, outcome
 
 
 def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
