@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from zodbshootout.results import PhaseTiming
+
 #: A sample shorter than this is at the mercy of the scheduler (time slices
 #: are a few milliseconds); pyperf aims at 100 ms, 50 ms keeps a default run short.
 TARGET_SAMPLE_SECONDS = 0.05
@@ -55,3 +57,18 @@ def loops_for_workers(
     if not durations:
         return 1
     return loops_for(min(durations), target_seconds, max_loops)
+
+
+def loops_from_warmup(
+    timings: Iterable[PhaseTiming], looped_phases: Iterable[str]
+) -> tuple[tuple[str, int], ...]:
+    """(phase, loops) for each looped phase the warm-up repetition timed.
+
+    The warm-up's samples are single loops (or, if it had loops, divided by them).
+    """
+    looped = set(looped_phases)
+    per_phase: dict[str, list[float]] = {}
+    for timing in timings:
+        if timing.phase in looped:
+            per_phase.setdefault(timing.phase, []).append(timing.seconds / timing.loops)
+    return tuple((phase, loops_for_workers(durations)) for phase, durations in per_phase.items())

@@ -27,6 +27,11 @@ from zodbshootout.dbinfo import format_description
 from zodbshootout.errors import UsageError
 from zodbshootout.options import DEFAULT_OBJECT_SIZE_BYTES, RunOptions
 from zodbshootout.phases import ALL_PHASES, PHASES
+from zodbshootout.precision import (
+    DEFAULT_MAX_SECONDS,
+    DEFAULT_MIN_REPETITIONS,
+    DEFAULT_PRECISION_PERCENT,
+)
 from zodbshootout.progress import RunPlan, make_progress
 from zodbshootout.redact import enable_debug_log, find_secrets, install_log_redaction, redact
 from zodbshootout.results import RunResult
@@ -135,8 +140,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--repetitions",
         metavar="R",
         type=int,
-        default=3,
-        help="times each phase is measured (default: 3)",
+        default=None,
+        help="measure each cell exactly R times (the classic rule); with --precision, "
+        f"at least R times (default: at least {DEFAULT_MIN_REPETITIONS}, then as --precision says)",
+    )
+    parser.add_argument(
+        "--precision",
+        metavar="PCT",
+        type=float,
+        default=None,
+        help="add repetitions until every cell's 95%% confidence interval is within ±PCT%% "
+        f"of its mean, or --max-time runs out (default: {DEFAULT_PRECISION_PERCENT:g}, "
+        "unless -r is given)",
+    )
+    parser.add_argument(
+        "--max-time",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_MAX_SECONDS,
+        help="with --precision: stop adding repetitions after this long per object count "
+        f"and concurrency level, warm-up included (default: {DEFAULT_MAX_SECONDS:g})",
     )
     parser.add_argument(
         "--aggregate",
@@ -333,7 +356,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         return RunOptions(
             object_counts=flat(args.object_counts, 1000),
             concurrencies=flat(args.concurrency, 2),
-            repetitions=args.repetitions,
+            **_repetition_options(args),
             phases=phases,
             object_size_bytes=args.object_size,
             aggregate=args.aggregate,
@@ -349,6 +372,18 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def _repetition_options(args: argparse.Namespace) -> dict[str, Any]:
+    """-r alone: exactly R repetitions; otherwise at least R (or 3) and --precision."""
+    precision = args.precision
+    if precision is None and args.repetitions is None:
+        precision = DEFAULT_PRECISION_PERCENT
+    return {
+        "repetitions": DEFAULT_MIN_REPETITIONS if args.repetitions is None else args.repetitions,
+        "precision": None if precision is None else precision / 100,
+        "max_time_seconds": args.max_time,
+    }
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from zodbshootout.diagnostics import LogSetup
 from zodbshootout.faults import Fault
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
 from zodbshootout.phases import ALL_PHASES, PHASES
+from zodbshootout.precision import DEFAULT_MAX_SECONDS, StoppingRule
 from zodbshootout.stats import AGGREGATES
 
 DEFAULT_OBJECT_SIZE_BYTES = 128
@@ -29,7 +30,16 @@ class RunOptions:
 
     object_counts: tuple[int, ...] = (1000,)
     concurrencies: tuple[int, ...] = (2,)
+    #: Repetitions: exactly these many, or with *precision* at least these many.
     repetitions: int = 3
+    #: --precision as a fraction (0.05 = 5 %): add repetitions until every
+    #: cell's 95 % confidence half-width is within it, or *max_time_seconds*
+    #: of a count and concurrency level are spent; None: exactly *repetitions*.
+    precision: float | None = None
+    max_time_seconds: float = DEFAULT_MAX_SECONDS
+    #: One untimed repetition per database first: calibrates the loops,
+    #: warms files and caches; recorded as a warm-up, never in the statistics.
+    warmup: bool = True
     phases: tuple[str, ...] = PHASES
     object_size_bytes: int = DEFAULT_OBJECT_SIZE_BYTES
     aggregate: str = "mean"
@@ -60,8 +70,7 @@ class RunOptions:
             found.append("object counts must be whole numbers of at least 1")
         if not self.concurrencies or any(c < 1 for c in self.concurrencies):
             found.append("concurrency levels must be whole numbers of at least 1")
-        if self.repetitions < 1:
-            found.append("repetitions must be at least 1")
+        found.extend(_repetition_problems(self))
         if self.object_size_bytes < MIN_OBJECT_SIZE_BYTES:
             found.append(f"the object size must be at least {MIN_OBJECT_SIZE_BYTES} bytes")
         unknown = [p for p in self.phases if p not in ALL_PHASES]
@@ -81,9 +90,26 @@ class RunOptions:
         return found
 
     @property
+    def stopping_rule(self) -> StoppingRule:
+        """When a count and concurrency level has had enough repetitions."""
+        return StoppingRule(self.repetitions, self.precision, self.max_time_seconds)
+
+    @property
     def ordered_phases(self) -> list[str]:
         """The selected phases in the order a run performs them."""
         return [p for p in ALL_PHASES if p in self.phases]
+
+
+def _repetition_problems(options: RunOptions) -> list[str]:
+    """What is wrong with -r, --precision and --max-time."""
+    found = []
+    if options.repetitions < 1:
+        found.append("repetitions must be at least 1")
+    if options.precision is not None and not 0 < options.precision < 1:
+        found.append("--precision must be a percentage above 0 and below 100")
+    if not options.max_time_seconds > 0:
+        found.append("--max-time must be a positive number of seconds")
+    return found
 
 
 def _workload_problems(options: RunOptions) -> list[str]:

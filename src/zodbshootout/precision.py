@@ -12,10 +12,12 @@ runner supplies the rates and the clock readings.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from zodbshootout.stats import Stats
+from zodbshootout.results import CellKey, RunResult
+from zodbshootout.stats import Stats, cell_stats
 
 #: Default --precision, in percent of the mean.
 DEFAULT_PRECISION_PERCENT = 5.0
@@ -62,7 +64,7 @@ def is_precise(rates: Sequence[float], goal: float) -> bool:
     return width is not None and width <= goal
 
 
-def imprecise_cells(cells: Mapping[Hashable, Sequence[float]], goal: float) -> list[Hashable]:
+def imprecise_cells(cells: Mapping[Any, Sequence[float]], goal: float) -> list[Any]:
     """The cells whose mean is not yet within *goal*; cells without rates don't count."""
     return [key for key, rates in cells.items() if rates and not is_precise(rates, goal)]
 
@@ -70,14 +72,16 @@ def imprecise_cells(cells: Mapping[Hashable, Sequence[float]], goal: float) -> l
 def another_round(
     rule: StoppingRule,
     rounds_done: int,
-    cells: Mapping[Hashable, Sequence[float]],
+    cells: Mapping[Any, Sequence[float]],
     round_seconds: Sequence[float],
+    spent_before: float = 0.0,
 ) -> bool:
     """Whether to measure one more round.
 
-    *round_seconds* are the durations of the rounds done so far; the next is
-    expected to last as long as their mean, and is started only if it ends
-    within ``rule.max_seconds`` of the first.
+    *round_seconds* are the durations of the rounds done so far, after
+    *spent_before* seconds of other work (the warm-up); the next round is
+    expected to last as long as their mean (as the warm-up, before the
+    first), and is started only if it ends within ``rule.max_seconds``.
     """
     if rounds_done < rule.min_repetitions:
         return True
@@ -85,6 +89,19 @@ def another_round(
         return False
     if not imprecise_cells(cells, rule.relative_half_width):
         return False
-    spent = sum(round_seconds)
-    expected = statistics.fmean(round_seconds) if round_seconds else 0.0
+    spent = spent_before + sum(round_seconds)
+    expected = statistics.fmean(round_seconds) if round_seconds else spent_before
     return spent + expected <= rule.max_seconds
+
+
+def round_rates(
+    result: RunResult, databases: Sequence[str], object_count: int, concurrency: int
+) -> dict[CellKey, tuple[float, ...]]:
+    """The per-repetition rates of the cells of these databases at one level."""
+    cells: dict[CellKey, tuple[float, ...]] = {}
+    for database in databases:
+        for phase in result.phases:
+            key = CellKey(database, concurrency, object_count, phase)
+            stats = cell_stats(result, key)
+            cells[key] = stats.rates if stats is not None else ()
+    return cells

@@ -31,3 +31,22 @@ def test_workers_share_the_loops_of_the_fastest():
     # The fastest worker must reach the target too.
     assert loops_for_workers([0.004, 0.001]) == 64
     assert loops_for_workers([]) == 1
+
+
+def test_the_warmup_calibrates_only_looped_phases():
+    from zodbshootout.calibration import loops_from_warmup
+    from zodbshootout.results import PhaseTiming
+
+    def timing(phase, worker, seconds, loops=1):
+        return PhaseTiming(phase, worker, seconds, 1000, 0, 0, 0, loops=loops)
+
+    warmup = [
+        timing("add", 0, 0.001),
+        timing("steamin", 0, 0.0010),
+        timing("steamin", 1, 0.0008),
+        timing("open", 0, 0.004, loops=8),  # 0.5 ms a loop
+    ]
+    assert dict(loops_from_warmup(warmup, ["steamin", "open", "hot"])) == {
+        "steamin": 64,  # the faster worker: 0.8 ms
+        "open": 128,
+    }

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from zodbshootout.cache_sizing import CacheWorkload
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
 from zodbshootout.config import ConfigSource
 from zodbshootout.options import (
@@ -34,6 +35,9 @@ class SessionSpec:
     concurrency: int
     mode: str = PROCESSES
     sharing: str = SHARED  # threads and gevent only
+    #: What the DBs a thread session opens must cache (worker processes size
+    #: their own from their task); None: the configuration's sizes.
+    cache_workload: CacheWorkload | None = None
 
 
 class Session(Protocol):
@@ -45,9 +49,17 @@ class Session(Protocol):
 
 
 def stage_tasks(
-    spec: SessionSpec, options: RunOptions, count: int, repetition: int, steps: list[Step]
+    spec: SessionSpec,
+    options: RunOptions,
+    count: int,
+    repetition: int,
+    steps: list[Step],
+    loops: tuple[tuple[str, int], ...] = (),
 ) -> list[StageTask]:
-    """The tasks of one stage of one repetition, one per worker of *spec*."""
+    """The tasks of one stage of one repetition, one per worker of *spec*.
+
+    *loops*: (phase, loops) of the phases that repeat inside a sample.
+    """
     profile_prefix = None
     if options.profile_dir:
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
@@ -67,6 +79,7 @@ def stage_tasks(
             log=options.log,
             blobs=options.blobs,
             fault=options.fault,
+            loops=loops,
         )
         for worker in range(spec.concurrency)
     ]

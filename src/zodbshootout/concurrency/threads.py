@@ -119,6 +119,7 @@ class ThreadSession:
                 self.spec.database,
                 list(self.spec.server_addresses),
                 client_label=label,
+                workload=self.spec.cache_workload,
             )
         try:
             if self._check_db is not None:
