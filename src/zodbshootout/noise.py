@@ -48,3 +48,11 @@ def busy_warning(loads: Iterable[float | None], core_count: int) -> str | None:
         f"core{'s' if core_count != 1 else ''}; close other programs and run again "
         "for numbers that only measure the databases"
     )
+
+
+def format_busy_warning(metadata: Mapping[str, Any]) -> list[str]:
+    """The busy-machine warning for a run's metadata (load averages, cores), or []."""
+    recorded = metadata.get("load_average") or {}
+    cores_seen = (metadata.get("environment") or {}).get("cpu_count") or cores()
+    warning = busy_warning([busiest(recorded)], int(cores_seen))
+    return [warning] if warning else []

@@ -26,3 +26,16 @@ def test_this_machine_reports_a_load_average():
     load = load_average()
     assert load is not None
     assert load >= 0.0
+
+
+def test_the_runs_metadata_gives_the_loads_and_the_cores():
+    from zodbshootout.noise import format_busy_warning
+
+    busy = {"load_average": {"a": {"before": 1.0, "after": 4.5}}, "environment": {"cpu_count": 4}}
+    assert format_busy_warning(busy) == [
+        "machine was busy: load average 4.5 on 4 cores; close other programs and run "
+        "again for numbers that only measure the databases"
+    ]
+    quiet = {"load_average": {"a": {"before": 1.0, "after": 3.9}}, "environment": {"cpu_count": 4}}
+    assert format_busy_warning(quiet) == []
+    assert format_busy_warning({}) == []
