@@ -18,10 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from zodbshootout import storages
+from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.config_keys import written
 from zodbshootout.storages.base import CacheWorkload
 
-__all__ = ["CacheWorkload", "size_caches"]
+__all__ = ["CacheWorkload", "configured_cache_notes", "size_caches"]
 
 
 def size_caches(database_factory: Any, workload: CacheWorkload) -> list[str]:
@@ -43,3 +44,13 @@ def size_caches(database_factory: Any, workload: CacheWorkload) -> list[str]:
     for factory in storages.storage_factories(database_factory):
         notes.extend(storages.kind_of_factory(factory).size_client_cache(factory, workload))
     return notes
+
+
+def configured_cache_notes(source: ConfigSource, name: str, workload: CacheWorkload) -> list[str]:
+    """The notes :func:`size_caches` gives for database *name*, on a copy of its configuration.
+
+    The runner says under the table what the workers' caches will be, without
+    touching the configuration it keeps.
+    """
+    fresh = parse_source(source).databases[name]
+    return [f"{name} (n={workload.object_count}): {note}" for note in size_caches(fresh, workload)]

@@ -23,6 +23,18 @@ def load_average() -> float | None:
         return None
 
 
+def record_before(metadata: dict[str, Any], database: str) -> dict[str, float | None]:
+    """Record the load average before *database*'s first repetition; return its record.
+
+    The caller sets ``"after"`` in the record after each repetition.
+    """
+    record: dict[str, float | None] = metadata.setdefault("load_average", {}).setdefault(
+        database, {}
+    )
+    record.setdefault("before", load_average())
+    return record
+
+
 def cores() -> int:
     return os.cpu_count() or 1
 

@@ -45,6 +45,15 @@ class StoppingRule:
     def adaptive(self) -> bool:
         return self.relative_half_width is not None
 
+    def as_metadata(self, warmup: bool) -> dict[str, Any]:
+        """The rule as the result file records it (the table reads ``precision``)."""
+        return {
+            "min_repetitions": self.min_repetitions,
+            "precision": self.relative_half_width,
+            "max_time_seconds": self.max_seconds if self.adaptive else None,
+            "warmup": warmup,
+        }
+
 
 def relative_half_width(rates: Sequence[float]) -> float | None:
     """The 95 % confidence half-width of the mean rate as a fraction of it.

@@ -145,6 +145,20 @@ class RunResult:
         }
         return [p for p in self.phases if p not in done | failed]
 
+    def fail_unsettled(self, database: str, reason: str) -> None:
+        """Fail every cell of *database* not yet measured or failed, for *reason*.
+
+        A database of which nothing was measured is also set_up_failed (the
+        CLI exits 2 when that is true of every database: nothing could run).
+        """
+        for count in self.object_counts:
+            for concurrency in self.concurrencies:
+                left = self.unsettled_phases(database, count, concurrency)
+                if left:
+                    self.failures.append(Failure(database, concurrency, count, tuple(left), reason))
+        if not any(m.database == database for m in self.measurements):
+            self.setup_failed.append(database)
+
     @property
     def complete(self) -> bool:
         """True when every cell was measured."""

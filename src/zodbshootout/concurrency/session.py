@@ -22,7 +22,7 @@ from zodbshootout.options import (
 from zodbshootout.phases import Step
 
 __all__ = ["GEVENT", "MODES", "PROCESSES", "SHARED", "SHARINGS", "THREADS", "UNIQUE"]
-__all__ += ["Session", "SessionSpec", "stage_tasks"]
+__all__ += ["Session", "SessionSpec", "session_spec", "stage_tasks"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,25 @@ class Session(Protocol):
     def populate(self, fill: Callable[[Any], None]) -> None: ...
     def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome: ...
     def close(self) -> None: ...
+
+
+def session_spec(
+    source: ConfigSource,
+    database: str,
+    addresses: tuple[tuple[str, int], ...],
+    options: RunOptions,
+    count: int,
+    workers: int,
+) -> SessionSpec:
+    """How one count and concurrency level of *database* runs; its caches sized for it.
+
+    With one DB shared by thread workers, its client cache serves all of them.
+    """
+    shared = options.mode != PROCESSES and options.threads == SHARED
+    workload = CacheWorkload(count, options.object_size_bytes, workers if shared else 1)
+    return SessionSpec(
+        source, database, addresses, workers, options.mode, options.threads, workload
+    )
 
 
 def stage_tasks(
