@@ -71,7 +71,8 @@ def _runs(result: RunResult, key: CellKey) -> list[dict[str, Any]]:
     for _repetition, timings in sorted(result.timings_for(key).items()):
         if len(timings) != key.concurrency:
             continue
-        seconds = statistics.fmean(t.seconds for t in timings)
+        # Per loop: a looped sample's seconds cover all its loops.
+        seconds = statistics.fmean(t.seconds / t.loops for t in timings)
         objects = statistics.fmean(t.objects for t in timings)
         runs.append({"values": [seconds / objects]})
     return runs

@@ -146,8 +146,13 @@ def format_spread_warning(result: RunResult, threshold: float = NOISY_RELATIVE_S
         if several_levels:
             where += f", concurrency {key.concurrency}"
         lines.append(f"  {where}: ±{stats.relative_stddev:.0%}")
+    rule = result.metadata.get("stopping_rule") or {}
+    if rule.get("precision"):
+        more = f"give them more time (--max-time {2 * (rule.get('max_time_seconds') or 40):g})"
+    else:
+        more = f"run more repetitions (-r {max(5, result.repetitions * 2)})"
     lines.append(
-        f"  Their means are uncertain: run more repetitions (-r {max(5, result.repetitions * 2)})"
+        f"  Their means are uncertain: {more}"
         " on a quieter machine (close other programs, no other benchmarks at the same time)."
     )
     return lines
