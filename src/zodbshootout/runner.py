@@ -95,17 +95,10 @@ class Runner:
             context = (self.options, self.secrets, report, self._note, self.result.metadata)
             dbstate.set_up_database(self.config, name, addresses, *context)
         except ForeignDataError as e:
-            self.result.refused.append(name)
-            hint = f"if you are sure its data may be erased, run again with --zap {name}"
-            self._fail_database(name, f"{e}; {hint}")
+            self._refuse(name, e)
             return None
         except Exception as e:
-            # A server, driver or storage error in the parent (populate, a
-            # server start): it costs this database, not the whole run.
-            log_current_traceback(_log, f"{name} could not be measured", self.secrets)
-            self._fail_database(
-                name, str(e) if isinstance(e, CellError) else f"{type(e).__name__}: {e}"
-            )
+            self._fail_database_for(name, e)
             return None
         return addresses
 
@@ -148,7 +141,23 @@ class Runner:
     def _repeat(
         self, spec: SessionSpec, count: int, repetition: int, loops: Loops
     ) -> list[PhaseTiming] | None:
-        """One repetition (0: the warm-up) of a database; None if a stage failed."""
+        """One repetition (0: the warm-up) of a database; None if it failed.
+
+        A stage that fails costs the cell; an error in this process (a
+        populate refused by the guard, a session that can't open) costs the
+        database, as in set-up.
+        """
+        try:
+            return self._stages(spec, count, repetition, loops)
+        except ForeignDataError as e:
+            self._refuse(spec.database, e)
+        except Exception as e:
+            self._fail_database_for(spec.database, e)
+        return None
+
+    def _stages(
+        self, spec: SessionSpec, count: int, repetition: int, loops: Loops
+    ) -> list[PhaseTiming] | None:
         name, workers, warmup = spec.database, spec.concurrency, repetition == 0
         report = functools.partial(self._report, name, count, workers, repetition)
         loads = noise.record_before(self.result.metadata, name)
@@ -196,6 +205,19 @@ class Runner:
     ) -> None:
         reason = one_line(redact(reason, self.secrets))
         self.result.failures.append(Failure(name, workers, count, tuple(phases), reason))
+
+    def _refuse(self, name: str, error: ForeignDataError) -> None:
+        self.result.refused.append(name)
+        hint = f"if you are sure its data may be erased, run again with --zap {name}"
+        self._fail_database(name, f"{error}; {hint}")
+
+    def _fail_database_for(self, name: str, error: Exception) -> None:
+        """A server, driver or storage error in this process costs *name*, not the run."""
+        log_current_traceback(_log, f"{name} could not be measured", self.secrets)
+        is_cell_error = isinstance(error, CellError)
+        self._fail_database(
+            name, str(error) if is_cell_error else f"{type(error).__name__}: {error}"
+        )
 
     def _fail_database(self, name: str, reason: str) -> None:
         """Fail every cell of *name* not yet measured or failed."""

@@ -80,7 +80,7 @@ def stage_tasks(
     *loops*: (phase, loops) of the phases that repeat inside a sample.
     """
     profile_prefix = None
-    if options.profile_dir:
+    if options.profile_dir and repetition > 0:  # the warm-up isn't profiled
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
         profile_prefix = f"{options.profile_dir}/{safe}-n{count}-c{spec.concurrency}-r{repetition}"
     return [
@@ -97,7 +97,8 @@ def stage_tasks(
             leaks=options.leaks,
             log=options.log,
             blobs=options.blobs,
-            fault=options.fault,
+            # Tests' faults hit a measured repetition, not the warm-up.
+            fault=options.fault if repetition > 0 else None,
             loops=loops,
         )
         for worker in range(spec.concurrency)
