@@ -144,10 +144,6 @@ class RelStorageKind(StorageKind):
         driver = adapter.driver
         module_name = getattr(driver, "MODULE_NAME", None) or type(driver).__name__
         family = type(adapter).__module__.split(".")[2]  # relstorage.adapters.<family>.adapter
-        if family == "mysql":
-            applied = mariadb_compat.adjustments_applied()
-            if applied:
-                info["mariadb_adjustments"] = applied
         info["database"] = family
         info["driver"] = getattr(driver, "__name__", module_name)
         info["driver_version"] = _driver_version(module_name)
@@ -168,6 +164,8 @@ class RelStorageKind(StorageKind):
                 cursor.fetchall()
 
             info["latency_seconds"] = median_latency_seconds(ping)
+            if family == "mysql":
+                _note_mariadb_adjustments(adapter, cursor, info)
         finally:
             adapter.connmanager.close(conn, cursor)
 
@@ -189,6 +187,20 @@ class RelStorageKind(StorageKind):
                 "in the section (e.g. 'driver sqlite3') to measure that instead"
             )
         return notes
+
+
+def _note_mariadb_adjustments(adapter: Any, cursor: Any, info: dict[str, Any]) -> None:
+    """Record mariadb_compat's adjustments for this server in *info*.
+
+    RelStorage asks its upsert question lazily, at the first commit; asking
+    it here makes the adjustment known (and noted) before anything is written.
+    """
+    detector = getattr(adapter, "version_detector", None)
+    if detector is not None:
+        detector.requires_values_upsert_alias(cursor)
+    applied = mariadb_compat.adjustments_applied()
+    if applied:
+        info["mariadb_adjustments"] = applied
 
 
 def _count_reads(storage: Any) -> None:
