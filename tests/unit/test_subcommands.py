@@ -56,7 +56,7 @@ def test_compare_prints_ratio_and_significance(saved, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "run.json" in out.splitlines()[0]
     assert "changed.json" in out.splitlines()[0]
-    add = next(line for line in out.splitlines() if line.startswith("postgresql  Add"))
+    add = next(line for line in out.splitlines() if line.split()[:2] == ["postgresql", "Add"])
     assert "2.00x faster" in add
     assert "significant (p<0.001)" in add
     assert out.splitlines()[-1] == "2 of 5 tested cells differ significantly."
