@@ -1,7 +1,9 @@
 """The ``zodbshootout`` command: arguments → options → run → table.
 
-Only this module and :mod:`zodbshootout.subcommands` (the outputs and the
-show/compare/plot/export subcommands) print.  The table goes to stdout,
+The arguments are defined in :mod:`zodbshootout.arguments`, the exit codes
+in :mod:`zodbshootout.errors`.  Only this module and
+:mod:`zodbshootout.subcommands` (the outputs and the show/compare/plot/
+export/history subcommands) print.  The table goes to stdout,
 progress and errors to stderr.  Exit codes: 0 every cell measured, 1 some cells failed (each says
 why), 2 nothing could be run (bad usage, configuration or environment),
 130/143 interrupted by SIGINT/SIGTERM (what was measured is still printed).
@@ -338,10 +340,15 @@ def format_database_descriptions(result: RunResult) -> list[str]:
 
 
 def _run(
-    config: Any, options: RunOptions, quiet: bool, outputs: RunOutputs | None = None
+    config: Any,
+    options: RunOptions,
+    quiet: bool,
+    outputs: RunOutputs | None = None,
+    console: Any = None,
 ) -> RunResult:
+    """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
     plan = RunPlan(config.names, options.object_counts, options.concurrencies, options.repetitions)
-    progress = make_progress(sys.stderr, plan, quiet, format_progress)
+    progress = make_progress(sys.stderr, plan, quiet, format_progress, console=console)
     received: list[str] = []
     runner = Runner(
         config,

@@ -1,0 +1,231 @@
+"""Results for CI and history, from real runs: --save-to, --label, history, compare, plot, progress.
+
+Three tiny FileStorage runs (``-n 20 -c 1 -r 3``) are saved once for the
+module; a slowdown is forced by editing a copy's timings, as a slower
+build would have measured them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import pathlib
+import time
+
+import pytest
+
+from zodbshootout import cli
+from zodbshootout.config import load_config
+from zodbshootout.options import RunOptions
+
+from conftest import run_cli
+from support import configs
+
+PHASES = ("add", "update", "warm", "cold", "prefetch", "hot", "steamin")
+
+
+@pytest.fixture(scope="module")
+def history_dir(tmp_path_factory) -> pathlib.Path:
+    base = tmp_path_factory.mktemp("history")
+    config = base / "fs.conf"
+    config.write_text(configs.filestorage("fs"))
+    saved = base / "runs"
+    for label in ("first", "second", "third"):
+        done = run_cli(
+            str(config), "-n", "20", "-c", "1", "-r", "3", "-q", "--save-to", str(saved),
+            "--label", label,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        time.sleep(1.0)  # distinct start times, to the second, in the file names
+    return saved
+
+
+def saved_runs(history_dir: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(history_dir.glob("*.json"))
+
+
+def test_save_to_names_files_by_start_time_and_label(history_dir):
+    names = [path.name for path in saved_runs(history_dir)]
+    assert [name.rsplit("-", 1)[-1] for name in names] == [
+        "first.json",
+        "second.json",
+        "third.json",
+    ]
+    assert all(len(name.split("-", 1)[0]) == len("20261123T162000Z") for name in names)
+    document = json.loads(saved_runs(history_dir)[0].read_text())
+    assert document["metadata"]["label"] == "first"
+    environment = document["metadata"]["environment"]
+    # Recorded as the machine says, or "unknown": never made up.
+    governor_file = pathlib.Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    expected = governor_file.read_text().strip() if governor_file.exists() else "unknown"
+    assert environment["cpu_governor"] == expected
+    assert len(environment["load_average_start"]) == 3
+    assert len(environment["load_average_end"]) == 3
+    # Run from this checkout (an editable install): its commit.
+    assert len(environment["git"]["commit"]) == 40
+
+
+def test_history_prints_one_row_per_cell_with_one_value_per_run(history_dir):
+    done = run_cli("history", str(history_dir))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = lines[0].split()
+    assert header[:2] == ["Database", "Transaction"]
+    assert header[-3:] == ["first", "second", "third"]
+    rows = [line for line in lines[1:] if line.startswith("fs ")]
+    assert len(rows) == len(PHASES)
+    for row in rows:
+        values = [word for word in row.split() if word.isdigit()]
+        # "Add 20 Objects" holds the count; then three rates.
+        assert len(values) == 1 + 3, row
+        assert all(int(value) > 0 for value in values[1:])
+
+
+def test_history_as_csv_has_three_rates_per_cell(history_dir):
+    done = run_cli("history", str(history_dir), "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "database,concurrency,object_count,phase,first,second,third"
+    assert len(lines) == 1 + len(PHASES)
+    assert all(float(v) > 0 for line in lines[1:] for v in line.split(",")[4:])
+
+
+def test_plots_of_a_history_and_of_two_runs(history_dir, tmp_path):
+    pytest.importorskip("matplotlib")
+    chart = tmp_path / "history.png"
+    done = run_cli("plot", str(history_dir), "-o", str(chart))
+    assert done.returncode == 0, done.stderr
+    assert chart.read_bytes().startswith(b"\x89PNG")
+    first, second, _third = saved_runs(history_dir)
+    pair = tmp_path / "pair.png"
+    done = run_cli("plot", str(first), str(second), "-o", str(pair))
+    assert done.returncode == 0, done.stderr
+    assert pair.read_bytes().startswith(b"\x89PNG")
+
+
+def slowed_copy(path: pathlib.Path, target: pathlib.Path, phase: str, factor: float) -> str:
+    """A copy of a saved run whose *phase* took *factor* times as long."""
+    document = json.loads(path.read_text())
+    for row in document["measurements"]:
+        if row["phase"] == phase:
+            row["seconds"] *= factor
+    target.write_text(json.dumps(document))
+    return str(target)
+
+
+def test_compare_fails_on_a_forced_slowdown_only_when_asked(history_dir, tmp_path):
+    first = saved_runs(history_dir)[0]
+    slower = slowed_copy(first, tmp_path / "slower.json", "cold", 2.0)
+    plain = run_cli("compare", str(first), slower)
+    assert plain.returncode == 0, plain.stderr
+    cold = next(line for line in plain.stdout.splitlines() if "Cold" in line)
+    assert "2.00x slower" in cold
+    assert "significant" in cold
+    strict = run_cli("compare", str(first), slower, "--fail-if-slower", "10")
+    assert strict.returncode == 1, strict.stderr
+    assert "1 cell(s) significantly slower than the base by more than 10%" in strict.stderr
+    assert "fs, cold, 20 objects, concurrency 1: 2.00x slower" in strict.stderr
+    # A slowdown below the threshold passes.
+    lenient = run_cli("compare", str(first), slower, "--fail-if-slower", "150")
+    assert lenient.returncode == 0, lenient.stderr
+
+
+def test_compare_warns_about_runs_from_different_conditions(history_dir, tmp_path):
+    first = saved_runs(history_dir)[0]
+    document = json.loads(first.read_text())
+    environment = document["metadata"]["environment"]
+    environment["cpu_model"] = "Imaginary CPU 9000"
+    environment["packages"]["ZODB"] = "4.0.0"
+    document["metadata"]["options"]["object_size_bytes"] = 4096
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    done = run_cli("compare", str(first), str(edited), "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    warning = done.stderr.strip()
+    assert warning.startswith("zodbshootout compare: warning: ")
+    assert "different conditions: CPU model (" in warning
+    assert "'Imaginary CPU 9000'" in warning
+    assert "ZODB (" in warning
+    assert "object size (128 vs 4096)" in warning
+    assert "Python" not in warning
+    assert done.stdout.startswith("| Database | Transaction |")
+    quiet = run_cli("compare", str(first), str(edited), "-q")
+    assert quiet.stderr == ""
+
+
+def test_compare_of_runs_without_a_common_cell_is_an_error(history_dir, tmp_path, write_config):
+    other_config = write_config(configs.filestorage("other"), name="other.conf")
+    other = tmp_path / "other.json"
+    done = run_cli(other_config, "-n", "20", "-c", "1", "-r", "1", "-q", "-o", str(other))
+    assert done.returncode == 0, done.stderr
+    failed = run_cli("compare", str(saved_runs(history_dir)[0]), str(other))
+    assert failed.returncode == 2
+    assert "0 cells in common" in failed.stderr
+    assert failed.stderr.count("\n") == 1
+
+
+def test_show_metadata(history_dir):
+    done = run_cli("show", str(saved_runs(history_dir)[1]), "--metadata")
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(":", 1) for line in done.stdout.splitlines())
+    assert lines["Label"].strip() == "second"
+    assert "governor" in lines["CPU"]
+    assert "(git " in lines["zodbshootout"]
+    assert lines["Load at start"].strip().endswith("(1, 5, 15 min)")
+    assert "ZODB " in lines["Packages"]
+
+
+def test_a_config_named_like_a_subcommand_runs_as_a_path(tmp_path):
+    (tmp_path / "show").write_text(configs.filestorage("fs"))
+    as_path = run_cli("./show", "-n", "20", "-c", "1", "-r", "1", "-q", cwd=tmp_path)
+    assert as_path.returncode == 0, as_path.stderr
+    assert as_path.stdout.startswith('"Transaction",')
+    as_subcommand = run_cli("show", "-n", "20", cwd=tmp_path)
+    assert as_subcommand.returncode == 2
+    assert "(to run the configuration file 'show', write ./show)" in as_subcommand.stderr
+
+
+class TimedTerminal:
+    """A terminal's stand-in for rich: keeps what is written and when."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.times: list[float] = []
+
+    def write(self, text: str) -> int:
+        self.text.append(text)
+        self.times.append(time.monotonic())
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_real_run_redraws_its_progress_at_least_once_a_second(write_config, data_dir):
+    """A run of several seconds whose stages take longer than a second each."""
+    from rich.console import Console
+
+    terminal = TimedTerminal()
+    console = Console(file=terminal, force_terminal=True, width=160, color_system=None)
+    config = load_config(write_config(configs.filestorage("fs")), data_dir)
+    options = RunOptions(object_counts=(6000,), concurrencies=(1,), repetitions=1)
+    started = time.monotonic()
+    result = cli._run(config, options, quiet=False, console=console)
+    finished = time.monotonic()
+    assert result.complete
+    duration = finished - started
+    assert duration > 2.0  # long enough to mean something
+    moments = [started, *terminal.times, finished]
+    gaps = [b - a for a, b in itertools.pairwise(moments)]
+    # rich's thread redraws four times a second; allow for a busy machine.
+    assert max(gaps) < 1.0, max(gaps)
+    assert len(terminal.times) >= duration
+    screen = "".join(terminal.text)
+    assert "fs (1/1) · 6000 objects · c=1 · repetition 1/1 · write" in screen
+    assert "fs (1/1) · 6000 objects · c=1 · repetition 1/1 · read" in screen
+    assert "left" in screen
+    assert os.environ.get("ZODBSHOOTOUT_DATA") == data_dir
