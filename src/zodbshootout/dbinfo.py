@@ -134,6 +134,8 @@ def _describe_zeo(storage: Any) -> dict[str, Any]:
     info: dict[str, Any] = {
         "database": "zeo",
         "zeo_version": _package_version("ZEO"),
+        # What the server speaks (e.g. Z5): its version is not sent to clients.
+        "server_protocol": _text(getattr(storage, "protocol_version", None)),
         "server_address": str(storage._server_addr),
         "cache_size_bytes": cache.maxsize,
         "persistent_cache": bool(getattr(cache, "path", None)),
@@ -143,6 +145,12 @@ def _describe_zeo(storage: Any) -> dict[str, Any]:
     return info
 
 
+def _text(value: Any) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode("ascii", "replace")
+    return None if value is None else str(value)
+
+
 def format_description(name: str, info: dict[str, Any]) -> str:
     """One readable line for ``-v``."""
     parts = []
@@ -150,6 +158,11 @@ def format_description(name: str, info: dict[str, Any]) -> str:
         parts.append(str(info["database"]))
     if info.get("server_version"):
         parts.append(info["server_version"].split(" on ")[0].split(",")[0])
+    if info.get("zeo_version"):
+        protocol = info.get("server_protocol")
+        parts.append(f"ZEO {info['zeo_version']}" + (f" (protocol {protocol})" if protocol else ""))
+    if info.get("relstorage_version"):
+        parts.append(f"RelStorage {info['relstorage_version']}")
     if info.get("driver"):
         version = info.get("driver_version")
         parts.append(f"driver {info['driver']}" + (f" {version}" if version else ""))

@@ -5,7 +5,7 @@ On a terminal, rich draws a bar over the run's repetitions (every database
 being measured, with the elapsed time and an estimate of the time left.
 rich refreshes it from its own thread four times a second, so the clock
 moves even while one stage runs for minutes.  The estimate comes from the
-durations measured so far: elapsed time ÷ fraction done × fraction left.
+durations of the repetitions measured so far (:class:`TimeLeft`).
 A failure is printed above the display and stays on screen.
 
 When stderr is a file or a pipe every event becomes one line, so logs stay
@@ -14,6 +14,8 @@ readable.  ``-q`` shows nothing at all.
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -37,13 +39,6 @@ def format_duration(seconds: float) -> str:
     if hours:
         return f"{hours}:{minutes:02d}:{secs:02d}"
     return f"{minutes}:{secs:02d}"
-
-
-def estimate_remaining_seconds(elapsed: float, fraction: float) -> float | None:
-    """Seconds still to go if the rest runs at the pace measured so far; None before any."""
-    if fraction <= 0.0 or elapsed <= 0.0:
-        return None
-    return elapsed / fraction * (1.0 - min(1.0, fraction))
 
 
 class RunPlan:
@@ -107,15 +102,55 @@ class RunPlan:
         return " · ".join(where)
 
 
-def _remaining_column() -> Any:
-    """A rich column: the time left, estimated from the run's own pace so far."""
+class TimeLeft:
+    """The run's time left, from the durations of the repetitions measured so far.
+
+    A repetition starts with its ``populate`` event and ends when the next
+    one starts or its cell is done (or failed).  The estimate is the mean
+    measured repetition times the repetitions left, minus the time the
+    current one has already taken.  Until the first repetition ends there is
+    no measurement, and no estimate.
+    """
+
+    def __init__(self, plan: RunPlan, clock: Callable[[], float] = time.monotonic) -> None:
+        self.plan = plan
+        self.clock = clock
+        self.durations: list[float] = []
+        self.started: float | None = None  # of the current repetition
+        self.done = 0.0  # repetitions finished (or skipped by a failure) before the current one
+
+    def update(self, event: ProgressEvent) -> None:
+        now = self.clock()
+        if event.stage == "populate":
+            self._finish(now)
+            self.started = now
+            self.done = self.plan.fraction_done(event) * self.plan.total
+        elif event.stage in ("done", "failed"):
+            self._finish(now)
+            self.done = self.plan.fraction_done(event) * self.plan.total
+
+    def _finish(self, now: float) -> None:
+        if self.started is not None:
+            self.durations.append(now - self.started)
+            self.started = None
+
+    def seconds(self) -> float | None:
+        """Seconds until the run ends at the pace measured so far; None before any measurement."""
+        if not self.durations:
+            return None
+        mean = statistics.fmean(self.durations)
+        in_current = 0.0 if self.started is None else self.clock() - self.started
+        return max(0.0, mean * (self.plan.total - self.done) - in_current)
+
+
+def _remaining_column(time_left: TimeLeft) -> Any:
+    """A rich column: the time left, as :class:`TimeLeft` estimates it at each redraw."""
     from rich.progress import ProgressColumn
     from rich.text import Text
 
     class RemainingColumn(ProgressColumn):
         def render(self, task: Any) -> Text:
-            fraction = task.completed / task.total if task.total else 0.0
-            left = estimate_remaining_seconds(task.elapsed or 0.0, fraction)
+            left = time_left.seconds()
             text = "~?:?? left" if left is None else f"~{format_duration(left)} left"
             return Text(text, style="progress.remaining")
 
@@ -141,12 +176,13 @@ class RichProgress:
         )
 
         self.plan = plan
+        self.time_left = TimeLeft(plan)
         self.display = Progress(
             SpinnerColumn(),
             TaskProgressColumn(),
             BarColumn(bar_width=20),
             TimeElapsedColumn(),
-            _remaining_column(),
+            _remaining_column(self.time_left),
             TextColumn("{task.description}"),
             console=console,
             transient=True,
@@ -161,6 +197,7 @@ class RichProgress:
         self.showing = True
 
     def __call__(self, event: ProgressEvent) -> None:
+        self.time_left.update(event)
         if event.stage == "failed":
             # A failure is worth keeping on screen; the footnote repeats it later.
             self.display.console.print(

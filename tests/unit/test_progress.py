@@ -10,7 +10,7 @@ from zodbshootout.progress import (
     NoProgress,
     RichProgress,
     RunPlan,
-    estimate_remaining_seconds,
+    TimeLeft,
     format_duration,
     make_progress,
 )
@@ -39,10 +39,35 @@ def test_fraction_done_counts_repetitions_and_stages():
     assert PLAN.fraction_done(event("zeo_fs", 2, "done")) == 0.5
 
 
-def test_the_estimate_comes_from_the_pace_so_far():
-    assert estimate_remaining_seconds(30.0, 0.5) == 30.0
-    assert estimate_remaining_seconds(30.0, 0.75) == 10.0
-    assert estimate_remaining_seconds(0.0, 0.0) is None
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_time_left_comes_from_the_measured_repetitions():
+    clock = FakeClock()
+    left = TimeLeft(PLAN, clock=clock)
+    left.update(event(repetition=1, stage="populate"))
+    clock.now += 5.0
+    left.update(event(repetition=1, stage="write"))
+    assert left.seconds() is None  # nothing measured yet: no guess
+    clock.now += 5.0
+    left.update(event(repetition=2, stage="populate"))
+    # One repetition took 10 s; this one and two more are left.
+    assert left.seconds() == 30.0
+    clock.now += 4.0
+    assert left.seconds() == 26.0  # the estimate moves on while a stage runs
+    clock.now += 6.0
+    left.update(event(repetition=2, stage="done"))
+    assert left.seconds() == 20.0
+    # A failure skips its cell's other repetitions.
+    left.update(event("sqlite", 1, "populate"))
+    clock.now += 30.0
+    left.update(event("sqlite", 1, "failed"))
+    assert left.seconds() == 0.0
 
 
 def test_description_names_the_cell_and_stage():
