@@ -53,21 +53,17 @@ def pyperf_document(result: RunResult) -> dict[str, Any]:
                     key = CellKey(database, concurrency, count, phase)
                     runs = _runs(result, key)
                     if runs:
-                        benchmarks.append(
-                            {
-                                "metadata": {
-                                    "name": benchmark_name(key),
-                                    "unit": "second",
-                                    "description": (
-                                        f"seconds per object of the cell: {phase} of "
-                                        f"{count} objects per worker in {database}, "
-                                        f"{concurrency} concurrent workers"
-                                    ),
-                                    **_database_metadata(result, database),
-                                },
-                                "runs": runs,
-                            }
-                        )
+                        metadata: dict[str, Any] = {
+                            "name": benchmark_name(key),
+                            "unit": "second",
+                            "description": (
+                                f"seconds per object of the cell: {phase} of "
+                                f"{count} objects per worker in {database}, "
+                                f"{concurrency} concurrent workers"
+                            ),
+                            **_database_metadata(result, database),
+                        }
+                        benchmarks.append({"metadata": metadata, "runs": runs})
     return {
         "version": PYPERF_FORMAT_VERSION,
         "metadata": suite_metadata(result),
