@@ -70,7 +70,7 @@ def format_metadata(result: RunResult) -> list[str]:
     described = metadata.get("databases") or {}
     for name in result.databases:
         if name in described:
-            lines.append(f"Database          {format_description(name, described[name])}")
+            lines.append(f"Database:         {format_description(name, described[name])}")
     return lines
 
 
