@@ -21,14 +21,14 @@ import os
 from collections.abc import Sequence
 from typing import NoReturn
 
-from zodbshootout.concurrency import SHARINGS
+from zodbshootout.concurrency import SHARED, SHARINGS
 from zodbshootout.config import DATA_DIR_VARIABLE
 from zodbshootout.errors import UsageError
 from zodbshootout.options import RunOptions
 from zodbshootout.phases import ALL_PHASES, PHASES
 from zodbshootout.render.formats import COMPARISON_FORMATS, FORMATS
 from zodbshootout.stats import AGGREGATES
-from zodbshootout.workload import CONTAINER_KINDS
+from zodbshootout.workload import CONTAINER_KINDS, DEFAULT_BTREE_KIND
 
 #: The options a run has when none are given.
 DEFAULTS = RunOptions()
@@ -78,9 +78,8 @@ def _percent(text: str) -> float:
     return value
 
 
-# Options whose value is optional, and the values they take: anything else
-# after them (a phase name, the CONFIG) is not theirs.
-_OPTIONAL_VALUES = {"--threads": SHARINGS, "--btrees": CONTAINER_KINDS}
+# Options whose value is optional, and the value they mean without one.
+_OPTIONAL_VALUES = {"--threads": SHARED, "--btrees": DEFAULT_BTREE_KIND}
 
 
 def bind_optional_values(argv: Sequence[str]) -> list[str]:
@@ -93,10 +92,10 @@ def bind_optional_values(argv: Sequence[str]) -> list[str]:
     """
     bound: list[str] = []
     for index, word in enumerate(argv):
-        values = _OPTIONAL_VALUES.get(word)
+        implied = _OPTIONAL_VALUES.get(word)
         following = argv[index + 1] if index + 1 < len(argv) else None
-        if values and following is not None and _positional(following):
-            word = f"{word}={values[0]}"
+        if implied and following is not None and _positional(following):
+            word = f"{word}={implied}"
         bound.append(word)
     return bound
 
@@ -281,12 +280,12 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads",
         nargs="?",
-        const=SHARINGS[0],
+        const=SHARED,
         choices=SHARINGS,
         default=None,
         help="run the workers as threads of one process instead of processes: one DB "
-        f"shared by all threads ({SHARINGS[0]}, the default) or one DB per thread "
-        f"({SHARINGS[1]})",
+        f"shared by all threads ({SHARED}, the default) or one DB per thread "
+        f"({', '.join(s for s in SHARINGS if s != SHARED)})",
     )
     parser.add_argument(
         "--gevent",
@@ -297,7 +296,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--btrees",
         nargs="?",
-        const=CONTAINER_KINDS[0],
+        const=DEFAULT_BTREE_KIND,
         choices=CONTAINER_KINDS,
         default=None,
         help="keep each worker's objects in a BTree (IOBTree by default, or OOBTree) "

@@ -44,11 +44,13 @@ def _legend(runs: list[SavedRun]) -> list[str]:
     for index, (run, name) in enumerate(zip(runs, column_names(runs), strict=True), 1):
         environment = run.result.metadata.get("environment") or {}
         git = environment.get("git") or {}
-        version = f"zodbshootout {environment.get('zodbshootout', '?')}"
-        if git.get("commit"):
-            version += f" (git {git['commit'][:12]})"
         started = format_timestamp(run.result.metadata.get("started"))
-        lines.append(f"{index}. {name}: {run.path}, started {started}, {version}")
+        line = f"{index}. {name}: {run.path}, started {started}"
+        if environment.get("zodbshootout"):
+            line += f", zodbshootout {environment['zodbshootout']}"
+        if git.get("commit"):
+            line += f" (git {git['commit'][:12]})"
+        lines.append(line)
     return lines
 
 
