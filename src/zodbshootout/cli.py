@@ -329,6 +329,8 @@ def main_subcommand(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_SIGINT
+    except Exception as e:  # a bug: one line, and the traceback with --debug
+        return report_error(e, argparse.Namespace(debug=debug), internal=True)
 
 
 def format_database_descriptions(result: RunResult) -> list[str]:
@@ -348,7 +350,14 @@ def _run(
 ) -> RunResult:
     """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
     plan = RunPlan(config.names, options.object_counts, options.concurrencies, options.repetitions)
-    progress = make_progress(sys.stderr, plan, quiet, format_progress, console=console)
+    progress = make_progress(
+        sys.stderr,
+        plan,
+        quiet,
+        format_progress,
+        console=console,
+        workers_in_process=options.mode == THREADS,
+    )
     received: list[str] = []
     runner = Runner(
         config,

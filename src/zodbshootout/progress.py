@@ -26,9 +26,13 @@ from zodbshootout.runner import ProgressEvent
 _STAGE_FRACTION = {"start": 0.0, "populate": 0.0, "write": 0.1, "read": 0.55}
 
 #: Redraws per second on a terminal: often enough that the display never
-#: stands still for a second, rarely enough to cost nothing measurable (it
-#: runs in the parent, which only waits for its workers meanwhile).
+#: stands still for a second.  A redraw costs the parent about 1.5 ms of CPU
+#: (0.6% of a core at this rate); the parent only waits for its worker
+#: processes meanwhile.
 REFRESHES_PER_SECOND = 4
+#: With --threads the workers are threads of the parent and share its GIL
+#: with the display: redraw only once a second, the least that still moves.
+REFRESHES_PER_SECOND_BESIDE_WORKERS = 1
 
 
 def format_duration(seconds: float) -> str:
@@ -165,7 +169,9 @@ class RichProgress:
     the display and removes it, leaving the terminal clean for the table.
     """
 
-    def __init__(self, console: Any, plan: RunPlan) -> None:
+    def __init__(
+        self, console: Any, plan: RunPlan, refreshes_per_second: float = REFRESHES_PER_SECOND
+    ) -> None:
         from rich.progress import (
             BarColumn,
             Progress,
@@ -187,7 +193,7 @@ class RichProgress:
             console=console,
             transient=True,
             auto_refresh=True,
-            refresh_per_second=REFRESHES_PER_SECOND,
+            refresh_per_second=refreshes_per_second,
             # The runner's own warnings on stderr go above the display, not through it.
             redirect_stdout=False,
             redirect_stderr=False,
@@ -249,19 +255,22 @@ def make_progress(
     quiet: bool,
     line_formatter: Callable[[ProgressEvent], str],
     console: Any = None,
+    workers_in_process: bool = False,
 ) -> RichProgress | LineProgress | NoProgress:
     """The display that suits *stream*: live on a terminal, lines otherwise, none if quiet.
 
     *console* (a rich Console) replaces the one made for *stream*; tests pass
-    one forced into terminal mode.
+    one forced into terminal mode.  *workers_in_process*: the workers are
+    threads of this process, so the display redraws less often.
     """
     if quiet:
         return NoProgress()
+    rate = REFRESHES_PER_SECOND_BESIDE_WORKERS if workers_in_process else REFRESHES_PER_SECOND
     if console is not None:
-        return RichProgress(console, plan)
+        return RichProgress(console, plan, rate)
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():
         from rich.console import Console
 
-        return RichProgress(Console(file=stream), plan)
+        return RichProgress(Console(file=stream), plan, rate)
     return LineProgress(stream, line_formatter)

@@ -153,3 +153,16 @@ def test_durations():
     assert format_duration(7.4) == "0:07"
     assert format_duration(723) == "12:03"
     assert format_duration(3723) == "1:02:03"
+
+
+def test_fewer_redraws_when_the_workers_are_threads_of_this_process():
+    stream = io.StringIO()
+    console = terminal_console(stream)
+    threads = make_progress(stream, PLAN, False, str, console=console, workers_in_process=True)
+    processes = make_progress(stream, PLAN, False, str, console=terminal_console(io.StringIO()))
+    try:
+        assert threads.display.live.refresh_per_second == 1
+        assert processes.display.live.refresh_per_second == 4
+    finally:
+        threads.clear()
+        processes.clear()
