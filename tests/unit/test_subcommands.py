@@ -233,3 +233,15 @@ def test_plot_of_two_runs_and_of_a_directory(saved, tmp_path, capsys):
     history = tmp_path / "history.svg"
     assert main(["plot", str(tmp_path), "-o", str(history)]) == 0
     assert history.read_text().startswith("<?xml")
+
+
+def test_save_to_a_directory_that_cannot_be_made_is_refused_before_the_run(tmp_path, capsys):
+    from conftest import ETC
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = blocker / "runs"
+    assert main([str(ETC / "local.conf"), "--save-to", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"zodbshootout: error: cannot create {target}: ")
+    assert err.count("\n") == 1
