@@ -199,8 +199,15 @@ def _show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_names(paths: list[str]) -> list[str]:
-    """How each compared file is called in the output: its base name, or its path if two match."""
+def run_names(paths: list[str], results: list[RunResult] | None = None) -> list[str]:
+    """How each compared run is called in the output.
+
+    Its label (``--label``) when every run has a different one, else its
+    file's base name, else its path if two base names match.
+    """
+    labels = [str(r.metadata.get("label") or "") for r in results or []]
+    if labels and all(labels) and len(set(labels)) == len(labels):
+        return labels
     names = [os.path.basename(path) for path in paths]
     if len(set(names)) == len(names):
         return names
@@ -227,7 +234,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     paths = [args.base, *args.changed]
     results = [resultfile.load(path) for path in paths]
-    names = run_names(paths)
+    names = run_names(paths, results)
     base, base_name = results[0], names[0]
     aggregate = args.aggregate or saved_aggregate(base, None)
     comparisons = []
@@ -272,7 +279,7 @@ def _plot(args: argparse.Namespace) -> int:
         from zodbshootout.render.plot import plot_comparison
 
         base, changed = (resultfile.load(path) for path in paths)
-        base_name, changed_name = run_names(paths)
+        base_name, changed_name = run_names(paths, [base, changed])
         comparison = compare_results(
             base, changed, aggregate_of(base, args.aggregate), base_name, changed_name
         )

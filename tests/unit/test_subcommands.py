@@ -245,3 +245,18 @@ def test_save_to_a_directory_that_cannot_be_made_is_refused_before_the_run(tmp_p
     err = capsys.readouterr().err
     assert err.startswith(f"zodbshootout: error: cannot create {target}: ")
     assert err.count("\n") == 1
+
+
+def test_compared_runs_are_named_by_their_labels_when_they_all_differ(tmp_path, capsys):
+    paths = []
+    for label in ("before", "after"):
+        result = sample_result()
+        result.metadata["label"] = label
+        paths.append(str(tmp_path / f"{label}-run.json"))
+        resultfile.save(result, paths[-1])
+    assert main(["compare", *paths]) == 0
+    assert capsys.readouterr().out.split()[2:4] == ["before", "after"]
+    unlabelled = str(tmp_path / "plain.json")
+    resultfile.save(sample_result(), unlabelled)
+    assert main(["compare", paths[0], unlabelled]) == 0
+    assert capsys.readouterr().out.split()[2:4] == ["before-run.json", "plain.json"]
