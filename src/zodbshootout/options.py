@@ -5,11 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zodbshootout.diagnostics import LogSetup
+from zodbshootout.faults import Fault
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
 from zodbshootout.phases import ALL_PHASES, PHASES
 from zodbshootout.stats import AGGREGATES
 
 DEFAULT_OBJECT_SIZE_BYTES = 128
+
+#: How the workers run (see zodbshootout.concurrency): --threads, --gevent.
+PROCESSES = "processes"
+THREADS = "threads"
+GEVENT = "gevent"
+MODES = (PROCESSES, THREADS, GEVENT)
+#: Threads and greenlets: one DB for all workers (shared) or one each (unique).
+SHARED = "shared"
+UNIQUE = "unique"
+SHARINGS = (SHARED, UNIQUE)
 
 
 @dataclass(frozen=True)
@@ -31,10 +42,11 @@ class RunOptions:
     leaks: bool = False  # count object growth per phase in the workers (--leaks)
     log: LogSetup | None = None  # logging in the parent and the workers (--log)
     # Concurrency mode and object shapes (see concurrency and blobs).
-    mode: str = "processes"  # processes | threads | gevent (--threads, --gevent)
-    threads: str = "shared"  # threads and gevent: one DB for all (shared) or each (unique)
+    mode: str = PROCESSES  # processes | threads | gevent (--threads, --gevent)
+    threads: str = SHARED  # threads and gevent: one DB for all (shared) or each (unique)
     btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    fault: Fault | None = None  # tests only: a worker that fails on purpose (see faults)
 
     def __post_init__(self) -> None:
         problems = list(self.problems())
@@ -76,7 +88,6 @@ class RunOptions:
 
 def _workload_problems(options: RunOptions) -> list[str]:
     """What is wrong with the concurrency mode and the object shapes."""
-    from zodbshootout.concurrency import MODES, SHARINGS
     from zodbshootout.workload import CONTAINER_KINDS
 
     found = []

@@ -1,4 +1,7 @@
-"""Show where a run is: rich's live progress display on a terminal, plain lines elsewhere.
+"""Where a run is (the runner's ProgressEvent) and how to show it: rich's live
+progress display on a terminal, plain lines elsewhere.
+
+The runner reports a :class:`ProgressEvent` at each step.
 
 On a terminal, rich draws a bar over the run's repetitions (every database
 × object count × concurrency × repetition), described by the cell and stage
@@ -17,9 +20,30 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
-from zodbshootout.runner import ProgressEvent
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """Where the run is; the CLI decides how (and whether) to show it."""
+
+    database: str
+    object_count: int
+    concurrency: int
+    repetition: int  # 1-based
+    repetitions: int
+    stage: str  # "start", "populate", "write", "read", "done", "failed"
+    detail: str = ""
+
+
+#: What the runner calls with each event (see make_progress for the CLI's).
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+def ignore_progress(_event: ProgressEvent) -> None:
+    pass
+
 
 #: How far into a repetition each stage starts, as a fraction of it: the
 #: write and read stages take most of the time, populating little.

@@ -8,13 +8,13 @@ from rich.console import Console
 from zodbshootout.progress import (
     LineProgress,
     NoProgress,
+    ProgressEvent,
     RichProgress,
     RunPlan,
     TimeLeft,
     format_duration,
     make_progress,
 )
-from zodbshootout.runner import ProgressEvent
 
 PLAN = RunPlan(["zeo_fs", "sqlite"], [100], [2], repetitions=2)
 
