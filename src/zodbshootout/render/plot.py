@@ -13,7 +13,7 @@ Two runs (:func:`plot_comparison`) become one bar per cell of the ratio of
 their rates; a history (:func:`plot_history`) one line per database over
 the runs, per phase.
 
-matplotlib is the optional extra ``zodbshootout[plot]``; without it
+matplotlib is the optional extra ``plot`` (``pip install '.[plot]'``); without it
 every plot raises a UsageError that says how to install it.
 """
 
