@@ -407,8 +407,14 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     )
     _add_aggregate(history)
 
-    for sub in commands.choices.values():
-        sub.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr")
+    quiet_help = {
+        "show": "don't repeat the warning about noisy cells",
+        "plot": "no warnings, and don't say which file was written",
+    }
+    for name, sub in commands.choices.items():
+        sub.add_argument(
+            "-q", "--quiet", action="store_true", help=quiet_help.get(name, "no warnings on stderr")
+        )
         sub.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     return parser
 
