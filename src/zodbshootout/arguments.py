@@ -405,7 +405,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
         default=COMPARISON_FORMATS[0],
         help="table (aligned text, default), markdown, csv or json",
     )
-    _add_aggregate(history)
+    _add_aggregate(history, "the newest run")
 
     quiet_help = {
         "show": "don't repeat the warning about noisy cells",
@@ -419,10 +419,10 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_aggregate(parser: argparse.ArgumentParser) -> None:
+def _add_aggregate(parser: argparse.ArgumentParser, whose: str = "the run") -> None:
     parser.add_argument(
         "--aggregate",
         choices=AGGREGATES,
         default=None,
-        help="combine repetitions by mean or best (default: what the (base) run used)",
+        help=f"combine repetitions by mean or best (default: what {whose} used)",
     )
