@@ -363,7 +363,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
         help="exit with code 1 when a cell is significantly slower (after the Holm "
         "correction) by more than PCT percent, and name those cells",
     )
-    _add_aggregate(compare)
+    _add_aggregate(compare, "the base run")
 
     plot = add("plot")
     plot.add_argument(
