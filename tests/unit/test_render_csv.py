@@ -120,6 +120,5 @@ def test_a_precise_cell_and_a_fixed_rule_have_no_mark():
 def test_the_samples_note_counts_repetitions_and_loops_not_the_warmup():
     lines = format_csv(_precise_result([0.064, 0.0641, 0.0639]))
     assert lines[-1] == (
-        "Note: samples: 3 repetitions per cell after an untimed warm-up; "
-        "loops per sample: steamin 64"
+        "Note: samples per cell: 3, after an untimed warm-up; loops per sample: steamin 64"
     )

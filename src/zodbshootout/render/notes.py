@@ -47,10 +47,10 @@ def sample_notes(result: RunResult) -> list[str]:
     several = len(repetitions) > 1
     notes = []
     for level, cells in repetitions.items():
-        text = "samples: " + (f"n={level[0]}, c={level[1]}: " if several else "")
-        text += f"{_span([len(reps) for reps in cells.values()])} repetitions per cell"
+        text = "samples per cell" + (f" (n={level[0]}, c={level[1]})" if several else "")
+        text += f": {_span([len(reps) for reps in cells.values()])}"
         if level in warmed:
-            text += " after an untimed warm-up"
+            text += ", after an untimed warm-up"
         looped = loops.get(level, {})
         if looped:
             text += "; loops per sample: " + ", ".join(
