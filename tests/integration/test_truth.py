@@ -207,3 +207,21 @@ def test_zeo_server_started_by_hand(write_config, data_dir, tmp_path):
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_hot_on_relstorage_reads_nothing_from_the_database_with_a_large_container(
+    write_config, data_dir
+):
+    """The worker's container of N entries outgrows RelStorage's default
+    cache-local-object-max (16 KB) from about 700 objects: it must still be
+    cached, or every hot sample reads it from the database."""
+    config = load_config(write_config(EMBEDDED["sqlite"]), data_dir)
+    options = RunOptions(
+        object_counts=(1500,), concurrencies=(1,), repetitions=1, phases=("hot", "steamin")
+    )
+    result = Runner(config, options).run()
+    assert not result.failures, result.failures
+    for m in result.measurements:
+        if not m.warmup:
+            assert m.timing.storage_loads == 0, m
+            assert m.timing.statements == 0, m

@@ -59,6 +59,12 @@ class CacheWorkload:
         return self.object_size_bytes + OBJECT_OVERHEAD_BYTES
 
     @property
+    def container_bytes(self) -> int:
+        """Estimated bytes of a worker's container's state: an entry (key and
+        persistent reference) per object, generously."""
+        return 64 * self.object_count + 1024
+
+    @property
     def data_bytes(self) -> int:
         """Estimated bytes of the objects read through one client cache."""
         return self.readers * self.object_count * self.object_bytes

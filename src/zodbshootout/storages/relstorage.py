@@ -95,15 +95,16 @@ class RelStorageKind(StorageKind):
                     "RelStorage local cache (cache-local-mb)", config.cache_local_mb * MIB, workload
                 )
             )
-        # Larger objects never enter the local cache: hot would read the database.
+        # Larger states never enter the local cache: hot would read them from
+        # the database, the objects and the worker's container (N entries) alike.
+        largest = max(workload.object_bytes, workload.container_bytes)
         if config.cache_local_object_max is None:
-            config.cache_local_object_max = max(
-                Options.cache_local_object_max, workload.object_bytes
-            )
-        elif config.cache_local_object_max < workload.object_bytes:
+            config.cache_local_object_max = max(Options.cache_local_object_max, largest)
+        elif config.cache_local_object_max < largest:
             notes.append(
                 f"RelStorage caches objects up to {config.cache_local_object_max} bytes "
-                "(cache-local-object-max), smaller than the objects: hot reads the database"
+                "(cache-local-object-max), smaller than the objects or their container: "
+                "hot reads the database"
             )
         return notes
 
