@@ -23,7 +23,7 @@ from zodbshootout.stats import Stats, cell_stats
 DEFAULT_PRECISION_PERCENT = 5.0
 #: Default --max-time: seconds of measuring per object count and concurrency
 #: level, enough for etc/local.conf to finish within a minute.
-DEFAULT_MAX_SECONDS = 40.0
+DEFAULT_MAX_SECONDS = 35.0
 #: Repetitions before the rule is consulted: two rates give a t quantile of
 #: 12.7, which makes almost any cell look imprecise.
 DEFAULT_MIN_REPETITIONS = 3

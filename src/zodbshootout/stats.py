@@ -148,7 +148,10 @@ def format_spread_warning(result: RunResult, threshold: float = NOISY_RELATIVE_S
         lines.append(f"  {where}: ±{stats.relative_stddev:.0%}")
     rule = result.metadata.get("stopping_rule") or {}
     if rule.get("precision"):
-        more = f"give them more time (--max-time {2 * (rule.get('max_time_seconds') or 40):g})"
+        seconds = rule.get("max_time_seconds")
+        more = (
+            f"give them more time (--max-time {2 * seconds:g})" if seconds else "raise --max-time"
+        )
     else:
         more = f"run more repetitions (-r {max(5, result.repetitions * 2)})"
     lines.append(
