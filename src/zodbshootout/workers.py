@@ -180,6 +180,14 @@ def execute_stage(
         worker_db.close()
 
 
+def _execute(task: Any, barrier: Barrier) -> list[PhaseTiming]:
+    """A ZODB stage, or a task that runs itself (a rawkv floor's stage)."""
+    if isinstance(task, StageTask):
+        return execute_stage(task, barrier)
+    timings: list[PhaseTiming] = task.execute(barrier)
+    return timings
+
+
 def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
     """Save a .prof file (for pstats, snakeviz) and a readable .txt beside it."""
     profiler.dump_stats(prefix + ".prof")
@@ -198,7 +206,7 @@ def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: A
         ).start()
     install_log_redaction(find_secrets(task.source.text))
     try:
-        connection.send(("ok", execute_stage(task, barrier)))
+        connection.send(("ok", _execute(task, barrier)))
     except threading.BrokenBarrierError:
         connection.send(("broken", "another worker stopped"))
     except CellError as e:
