@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from zodbshootout.errors import CellError
@@ -59,7 +59,7 @@ def _import(backend: str) -> Any:
 
 def open_store(spec: StoreSpec) -> Store:
     """Open (creating if needed) the store *spec* names; problems are CellError."""
-    openers: dict[str, type[Store]] = {
+    openers: dict[str, Callable[[StoreSpec], Store]] = {
         "lmdb": LMDBStore,
         "leveldb": LevelDBStore,
         "sqlite": SQLiteStore,
