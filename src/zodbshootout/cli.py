@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
             f"Embedded databases keep their files in "
             f"${DATA_DIR_VARIABLE} (default: a temporary directory removed after the run). "
             "Saved runs (-o): zodbshootout show|compare|plot|export RESULT.json ..., "
-            "each with its own --help."
+            "each with its own --help; cache traces (--cache-trace): zodbshootout "
+            "cachesim TRACE..."
         ),
     )
     parser.add_argument("config", metavar="CONFIG", help="ZConfig file of <zodb NAME> sections")

@@ -8,6 +8,7 @@ subcommand::
     zodbshootout compare BASE.json CHANGED.json [--aggregate mean|min]
     zodbshootout plot RESULT.json -o CHART.png [--aggregate mean|min]
     zodbshootout export RESULT.json -o PYPERF.json
+    zodbshootout cachesim TRACE... [--sizes 64KB,1MB,20MB]
 
 and uses :class:`RunOutputs` for a run's ``-o``, ``--format`` and ``--pyperf``.
 """
@@ -28,7 +29,7 @@ from zodbshootout.render.formats import FORMATS, format_result
 from zodbshootout.results import RunResult
 from zodbshootout.stats import AGGREGATES, format_spread_warning
 
-SUBCOMMANDS = ("show", "compare", "plot", "export")
+SUBCOMMANDS = ("show", "compare", "plot", "export", "cachesim")
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -171,6 +172,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _subcommand_parser(name: str) -> argparse.ArgumentParser:
+    if name == "cachesim":
+        from zodbshootout import cachesim
+
+        parser = _Parser(prog="zodbshootout cachesim", description=cachesim.DESCRIPTION)
+        cachesim.add_arguments(parser)
+        parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+        return parser
     descriptions = {
         "show": "Print the table of a saved run (-o) again, in any format.",
         "compare": "Compare two saved runs cell by cell: rates, ratio, and whether the "
@@ -284,4 +292,18 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"show": _show, "compare": _compare, "plot": _plot, "export": _export}
+def _cachesim(args: argparse.Namespace) -> int:
+    from zodbshootout import cachesim
+
+    for line in cachesim.run(args):
+        print(line)
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "show": _show,
+    "compare": _compare,
+    "plot": _plot,
+    "export": _export,
+    "cachesim": _cachesim,
+}

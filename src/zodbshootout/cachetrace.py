@@ -1,0 +1,132 @@
+"""``--cache-trace DIR``: record the client caches' own access traces.
+
+Both ZEO and RelStorage can write a trace of every cache access (load hit,
+load miss, store, invalidation) in ZEO's trace format, which ZEO's
+``cache_simul`` and ``cache_stats`` scripts read (see
+:mod:`zodbshootout.cachesim`).  Left to themselves, they trace only
+persistent caches:
+
+- ZEO's ``ClientCache`` opens ``<cache file>.trace`` when the environment
+  variable ``ZEO_CACHE_TRACE`` is set *and* the cache has a file (a ``client``
+  name); a cache in a temporary file is never traced.
+- RelStorage opens ``relstorage-trace-<prefix>.<pid>.trace`` in its
+  ``cache-local-dir`` when ``ZEO_CACHE_TRACE`` is set, and traces nothing
+  without a ``cache-local-dir``.
+
+The tool wants a trace for every cache and in a directory of the user's
+choice, so it switches on the libraries' own tracing itself, when the storage
+is opened: ZEO's ``ClientCache._setup_trace`` pointed at a path in DIR, and
+RelStorage's ``TracingStateCache`` with its ``ZEOTracer`` around the
+storage's cache, exactly as RelStorage would build them.  One trace file per
+worker process and stage, named after the database, count, concurrency,
+repetition, stage and worker.
+
+Tracing writes one record per cache access inside the timed region, so a
+traced run's rates are not comparable with an untraced run's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ZODB.utils import z64
+
+from zodbshootout.caches import storage_kind
+
+TRACE_SUFFIX = ".trace"
+
+#: Told under the table of a traced run.
+TIMING_NOTE = (
+    "--cache-trace: every cache access wrote a trace record inside the timed "
+    "region; compare these rates only with other traced runs"
+)
+
+
+def trace_path(prefix: str, stage: str, worker: int | str) -> str:
+    """The trace file of one worker's stage: PREFIX-STAGE-wWORKER.trace."""
+    return f"{prefix}-{stage}-w{worker}{TRACE_SUFFIX}"
+
+
+def trace_on_open(database_factory: Any, path: str) -> None:
+    """Make the database's storage trace its client cache to *path* once it is opened.
+
+    The storage is wrapped before ZODB's DB sees it, so that every
+    connection's storage instance (RelStorage derives each from the one
+    opened here) writes to the same trace.  Storages without a client cache
+    (FileStorage, MappingStorage) are left alone.
+    """
+    storage_factory = database_factory.config.storage
+    original_open = storage_factory.open
+
+    def open_traced() -> Any:
+        storage = original_open()
+        start_tracing(storage, path)
+        return storage
+
+    # An instance attribute: this factory only, in this process only.
+    storage_factory.open = open_traced
+
+
+def start_tracing(storage: Any, path: str) -> bool:
+    """Trace *storage*'s client cache to *path*; False when it has none."""
+    kind = storage_kind(storage)
+    if kind == "zeo":
+        _trace_zeo(storage._cache, path)
+        return True
+    if kind == "relstorage":
+        _trace_relstorage(storage._cache, path)
+        return True
+    return False
+
+
+def _trace_zeo(cache: Any, path: str) -> None:
+    """ZEO's own tracing, opened at *path* whether the cache is persistent or not."""
+    if not path.endswith(TRACE_SUFFIX):
+        raise ValueError(f"a trace path ends with {TRACE_SUFFIX}: {path}")
+    cache._unsetup_trace()  # a trace ZEO opened itself (ZEO_CACHE_TRACE) is closed
+    saved = os.environ.get("ZEO_CACHE_TRACE")
+    os.environ["ZEO_CACHE_TRACE"] = "1"  # _setup_trace reads it
+    try:
+        # ZEO appends ".trace" to the cache path it is given.
+        cache._setup_trace(path[: -len(TRACE_SUFFIX)])
+    finally:
+        if saved is None:
+            del os.environ["ZEO_CACHE_TRACE"]
+        else:
+            os.environ["ZEO_CACHE_TRACE"] = saved
+    if cache._tracefile is None:
+        raise OSError(f"ZEO could not open the cache trace {path}")
+    cache._trace = _bytes_tids(cache._trace)
+
+
+def _bytes_tids(trace: Any) -> Any:
+    """ZEO's tracer, but accepting ``""`` for a missing tid, as ZEO's own calls pass.
+
+    ``ClientCache.loadBefore`` traces a miss with ``tid=""``, which
+    ``struct.pack`` refuses on Python 3 (ZEO 6.x): the first cold load would
+    fail.  ZEO's tracer already writes ``z64`` for a tid of None; "" means
+    the same.
+    """
+
+    def trace_with_bytes(
+        code: int, oid: bytes = b"", tid: Any = z64, end_tid: Any = z64, dlen: int = 0
+    ) -> None:
+        trace(code, oid, tid or z64, end_tid or z64, dlen)
+
+    return trace_with_bytes
+
+
+def _trace_relstorage(storage_cache: Any, path: str) -> None:
+    """RelStorage's own tracer around the root storage cache's state cache."""
+    from relstorage.cache._statecache_wrappers import TracingStateCache
+    from relstorage.cache.trace import ZEOTracer
+
+    state_cache = storage_cache.cache
+    if isinstance(state_cache, TracingStateCache):
+        # RelStorage traces already (ZEO_CACHE_TRACE and cache-local-dir): use ours.
+        state_cache.tracer.close()
+        state_cache = state_cache.cache
+    tracer = ZEOTracer(open(path, "ab"))  # noqa: SIM115 (the tracer closes it)
+    tracer.trace(0x00)  # a start record, as RelStorage writes one
+    storage_cache.cache = TracingStateCache(state_cache, tracer)
