@@ -36,6 +36,10 @@ class PhaseTiming:
     #: With --leaks: growth of the gc-tracked objects over the phase, by type
     #: name, plus "*total*"; None when not measured (see diagnostics).
     object_growth: dict[str, int] | None = None
+    #: Bytes the storage grew by over this phase, read untimed by worker 0
+    #: after every worker committed (write phases; see storagesize); None
+    #: for the other workers and when the size can't be read.
+    storage_growth_bytes: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,97 @@
+"""insight: cache hit rates, bytes per object and index keys/s from a known RunResult."""
+
+from __future__ import annotations
+
+from zodbshootout.insight import (
+    BYTES_PER_OBJECT,
+    CACHE_HIT_RATE,
+    INDEX_KEYS_PER_SECOND,
+    insight_rows,
+)
+from zodbshootout.results import CellKey, Failure, Measurement, PhaseTiming, RunResult
+
+
+def _timing(phase, worker, loads, hits, growth=None):
+    return PhaseTiming(
+        phase, worker, 0.1, 100, loads, loads - (hits or 0), hits, storage_growth_bytes=growth
+    )
+
+
+def _result(index_entries=0):
+    measurements = []
+    for repetition in (1, 2):
+        for worker in (0, 1):
+            growth = 30_000 + 1000 * repetition if worker == 0 else None
+            measurements += [
+                Measurement("zeo", 2, 100, repetition, _timing("add", worker, 0, 0, growth)),
+                Measurement("zeo", 2, 100, repetition, _timing("cold", worker, 103, 0)),
+                Measurement("zeo", 2, 100, repetition, _timing("hot", worker, 103, 103)),
+                Measurement("fs", 2, 100, repetition, _timing("add", worker, 0, None)),
+                Measurement("fs", 2, 100, repetition, _timing("cold", worker, 103, None)),
+            ]
+    return RunResult(
+        databases=["zeo", "fs"],
+        object_counts=[100],
+        concurrencies=[2],
+        phases=["add", "cold", "hot"],
+        repetitions=2,
+        measurements=measurements,
+        failures=[Failure("fs", 2, 100, ("hot",), "worker 1 died")],
+        metadata={
+            "storage_size": {"zeo": {"method": "file length"}, "fs": {"unknown": "no file"}},
+            "index_entries": index_entries,
+            "databases": {"zeo": {"kind": "zeo"}, "fs": {"kind": "filestorage"}},
+        },
+    )
+
+
+def _by_kind(rows, kind):
+    return {row.phase: row for row in rows if row.kind == kind}
+
+
+def test_hit_rates_count_every_worker_and_repetition():
+    footnotes = []
+    rows = _by_kind(insight_rows(_result(), 2, {}, footnotes), CACHE_HIT_RATE)
+    assert list(rows) == ["cold", "hot"]
+    cold_zeo, cold_fs = rows["cold"].cells
+    assert (cold_zeo.value, cold_zeo.text, cold_zeo.detail) == (
+        0.0,
+        "0.0 %",
+        {"hits": 0, "loads": 412},
+    )
+    hot_zeo, hot_fs = rows["hot"].cells
+    assert (hot_zeo.value, hot_zeo.text) == (1.0, "100.0 %")
+    assert rows["hot"].label == "Read 100 Hot Objects: cache hit rate"
+    # No client cache, and a failed cell: footnotes, not numbers.
+    assert cold_fs.value is None
+    assert footnotes[cold_fs.footnote - 1] == (
+        "fs: no client cache between the connections and the storage"
+    )
+    assert hot_fs.value is None
+    assert footnotes[hot_fs.footnote - 1] == ("fs (concurrency 2): worker 1 died")
+
+
+def test_bytes_per_object_is_growth_over_the_objects_written():
+    footnotes = []
+    add = _by_kind(insight_rows(_result(), 2, {}, footnotes), BYTES_PER_OBJECT)["add"]
+    zeo, fs = add.cells
+    # (31000 + 32000) bytes over 2 repetitions × 2 workers × 100 objects.
+    assert zeo.value == 63_000 / 400
+    assert zeo.text == "158 B"
+    assert zeo.detail == {"growth_bytes": 63_000, "objects": 400, "method": "file length"}
+    assert fs.value is None
+    assert footnotes[fs.footnote - 1] == "fs: no file"
+
+
+def test_index_keys_are_the_container_entry_plus_k_entries_per_object():
+    footnotes = []
+    rates = {CellKey("zeo", 2, 100, "add"): 1000.0, CellKey("fs", 2, 100, "add"): None}
+    rows = insight_rows(_result(index_entries=2), 2, rates, footnotes)
+    add = _by_kind(rows, INDEX_KEYS_PER_SECOND)["add"]
+    assert add.label == "Add 100 Objects: index keys/s (1 + 2 per object)"
+    assert add.cells[0].value == 3000.0
+    assert add.cells[1].value is None
+
+
+def test_no_index_rows_without_index_entries():
+    assert not _by_kind(insight_rows(_result(), 2, {}, []), INDEX_KEYS_PER_SECOND)
