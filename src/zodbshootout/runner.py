@@ -15,7 +15,7 @@ import functools
 import logging
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from zodbshootout.dbinfo import describe_database
 from zodbshootout.errors import CellError
 from zodbshootout.options import RunOptions
 from zodbshootout.phases import READ_PHASES, WRITE_PHASES, Step, plan_stages
+from zodbshootout.rawkv import floor, is_rawkv
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 from zodbshootout.storage import (
@@ -103,6 +104,9 @@ class Runner:
 
     def _measure_database(self, name: str) -> None:
         factory = self.config.databases[name]
+        if is_rawkv(factory):
+            self._measure_floor(name)
+            return
         try:
             with self._servers(name, factory) as addresses:
                 self._describe(name, addresses)
@@ -120,6 +124,34 @@ class Runner:
             # A server, driver or storage error in the parent (populate, a
             # server start): it costs this database, not the whole run.
             self._fail_database(name, f"{type(e).__name__}: {e}")
+
+    def _measure_floor(self, name: str) -> None:
+        """A <rawkv> floor: the same stages in worker processes, straight on the store."""
+        metadata = self.result.metadata
+        section = self.config.databases[name]
+        metadata.setdefault("databases", {})[name] = floor.describe(section)
+        metadata.setdefault("storage_size", {})[name] = {
+            "method": floor.SIZE_METHODS[section.backend]
+        }
+        skipped = floor.not_applicable(self.result.phases)
+        if skipped:
+            metadata.setdefault("not_applicable", {})[name] = skipped
+
+        def report(count: int, workers: int, repetition: int, stage: str) -> None:
+            repetitions = self.options.repetitions
+            self.progress(ProgressEvent(name, count, workers, repetition, repetitions, stage))
+
+        def record(count: int, workers: int, repetition: int, timing: PhaseTiming) -> None:
+            self.result.measurements.append(Measurement(name, workers, count, repetition, timing))
+
+        def fail(count: int, workers: int, phases: Sequence[str], reason: str) -> None:
+            self._fail(name, count, workers, tuple(phases), reason)
+
+        hooks = floor.FloorHooks(report, record, fail, workers.run_stage_in_processes)
+        try:
+            floor.measure_floor(self.config, name, self.result.phases, self.options, hooks)
+        except CellError as e:
+            self._fail_database(name, str(e))
 
     def _log_traceback(self, name: str) -> None:
         """For --debug: the traceback behind a failed database, passwords masked here.

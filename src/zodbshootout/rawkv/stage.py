@@ -72,6 +72,7 @@ class RawStageTask:
     object_size_bytes: int
     steps: tuple[Step, ...]
     barrier_timeout_seconds: float
+    measure_size: bool = False  # worker 0: read the store's size around each write phase
 
     def execute(self, barrier: Any) -> list[PhaseTiming]:
         """Run this stage in the current process (the process harness calls this)."""
@@ -109,12 +110,16 @@ def execute_stage(
                 handle[0] = open_store(task.spec)
             store = handle[0]
             prepared = _prepare(step.phase, task, keys)
+            sizing = task.measure_size and step.phase in WRITE_PHASES
+            # Before the first barrier no worker writes; after the second all have committed.
+            size_before = store.size_bytes() if sizing else 0
             gc.collect()
             barrier.wait(task.barrier_timeout_seconds)
             start = clock()
             outcome = _RUNS[step.phase](store, prepared)
             end = clock()
             barrier.wait(task.barrier_timeout_seconds)
+            growth = store.size_bytes() - size_before if sizing else None
             if step.phase in READ_PHASES:
                 read = [value if value is not None else b"" for value in outcome]
                 check_payloads(
@@ -131,6 +136,7 @@ def execute_stage(
                         loads=reads,
                         storage_loads=reads,
                         cache_hits=None,
+                        storage_growth_bytes=growth,
                     )
                 )
         return timings

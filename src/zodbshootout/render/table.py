@@ -62,11 +62,15 @@ def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str])
     stats = None if failure else cell_stats(result, key)
     if stats is not None and math.isfinite(stats.aggregate(aggregate)):
         return Cell(stats, stats.aggregate(aggregate))
+    not_applicable = result.metadata.get("not_applicable", {}).get(key.database, {})
     if stats is not None:
         # A duration the clock could not resolve: no rate to show.
         text = f"{key.database} (concurrency {key.concurrency}): too fast for the clock to time"
     elif failure is not None:
         text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
+    elif key.phase in not_applicable:
+        # The same reason for every floor: one footnote.
+        text = f"no {key.phase} for a raw key-value store: {not_applicable[key.phase]}"
     elif result.interrupted:
         text = "not measured: the run was interrupted"
     else:
