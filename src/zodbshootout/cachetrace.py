@@ -129,4 +129,29 @@ def _trace_relstorage(storage_cache: Any, path: str) -> None:
         state_cache = state_cache.cache
     tracer = ZEOTracer(open(path, "ab"))  # noqa: SIM115 (the tracer closes it)
     tracer.trace(0x00)  # a start record, as RelStorage writes one
-    storage_cache.cache = TracingStateCache(state_cache, tracer)
+    storage_cache.cache = _tracing_state_cache_class()(state_cache, tracer)
+
+
+_tracing_class: Any = None
+
+
+def _tracing_state_cache_class() -> Any:
+    """RelStorage's TracingStateCache, with the membership test it lacks.
+
+    RelStorage 4.x's prefetch asks ``(oid, tid) in cache``; TracingStateCache
+    has no ``__contains__``, so Python falls back to indexing it with 0, 1, ...
+    and prefetch fails with a TypeError.  A membership test is not a load:
+    it is answered by the wrapped cache, untraced.
+    """
+    global _tracing_class
+    if _tracing_class is None:
+        from relstorage.cache._statecache_wrappers import TracingStateCache
+
+        class ContainsTracingStateCache(TracingStateCache):  # type: ignore[misc]
+            __slots__ = ()
+
+            def __contains__(self, key: Any) -> bool:
+                return key in self.cache
+
+        _tracing_class = ContainsTracingStateCache
+    return _tracing_class

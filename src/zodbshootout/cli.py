@@ -248,6 +248,22 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
         "instead of a PersistentMapping",
     )
     parser.add_argument(
+        "--index-entries",
+        metavar="K",
+        type=int,
+        default=0,
+        help="keep K BTree index entries per object (OOBTrees of derived keys), written in "
+        "the same transaction as add and update; the table adds index keys/s "
+        "(the container entry plus K per object)",
+    )
+    parser.add_argument(
+        "--cache-trace",
+        metavar="DIR",
+        help="write ZEO's and RelStorage's own client-cache traces to DIR, one per worker "
+        "process and stage (rates then include the tracing); replay them at other cache "
+        "sizes with 'zodbshootout cachesim DIR'",
+    )
+    parser.add_argument(
         "--blobs",
         action="store_true",
         help="store each object as a ZODB blob and read its file back (needs blob-dir "
@@ -270,6 +286,8 @@ def _mode_options(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads or "shared",
         "btrees": args.btrees,
         "blobs": args.blobs,
+        "index_entries": args.index_entries,
+        "cache_trace_dir": os.path.abspath(args.cache_trace) if args.cache_trace else None,
     }
 
 
@@ -480,8 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             enable_debug_log()
         options = options_from_args(args)
-        if options.profile_dir:
-            os.makedirs(options.profile_dir, exist_ok=True)
+        for directory in (options.profile_dir, options.cache_trace_dir):
+            if directory:
+                os.makedirs(directory, exist_ok=True)
         with data_directory() as data_dir:
             config = load_config(args.config, data_dir)
             options = _confirm_zaps(args, options, config.names)

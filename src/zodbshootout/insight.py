@@ -3,10 +3,15 @@
 Pure functions of a :class:`RunResult`, like the statistics:
 
 cache hit rate (read phases)
-    Loads the storage's client cache answered (ZEO's cache, RelStorage's
-    local cache, a persistent cache loaded at start) ÷ the loads the
-    connections made (pickle-cache misses), over every worker and
-    repetition.  A storage without a client cache gets a footnote.
+    hits ÷ (hits + misses), over every worker and repetition.  Hits: loads
+    the storage's client cache answered (ZEO's cache, RelStorage's local
+    cache, a persistent cache loaded at start), as the storage counts them.
+    Misses: the connections' loads (pickle-cache misses) the cache did not
+    answer.  The storage also counts a hit that no connection load made:
+    ``Connection.root()`` loads the root object from the storage directly,
+    so a read that follows finds it in the cache; that one hit per worker
+    is why a cold read shows a fraction of a percent and not 0.  A storage
+    without a client cache gets a footnote.
 bytes per object (add, update)
     What the storage grew by over the phase (read by worker 0 after every
     worker committed, untimed) ÷ the objects the phase wrote.  A storage
@@ -89,6 +94,14 @@ def _has_size_readings(result: RunResult) -> bool:
     return bool(result.metadata.get("storage_size"))
 
 
+def not_applicable_reason(result: RunResult, key: CellKey) -> str | None:
+    """Why a raw store has no figure for this phase (the same text for every floor)."""
+    reasons = result.metadata.get("not_applicable", {}).get(key.database, {})
+    if key.phase not in reasons:
+        return None
+    return f"no {key.phase} for a raw key-value store: {reasons[key.phase]}"
+
+
 def _footnote(text: str, footnotes: list[str]) -> int:
     if text not in footnotes:
         footnotes.append(text)
@@ -98,8 +111,11 @@ def _footnote(text: str, footnotes: list[str]) -> int:
 def _unmeasured(result: RunResult, key: CellKey, footnotes: list[str]) -> InsightCell:
     """The cell of a phase that has no rate: the main table's reason, same footnote."""
     failure = result.failure_for(key)
+    not_applicable = not_applicable_reason(result, key)
     if failure is not None:
         text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
+    elif not_applicable is not None:
+        text = not_applicable
     elif result.interrupted:
         text = "not measured: the run was interrupted"
     else:
@@ -121,10 +137,12 @@ def _cache_row(
             cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
         else:
             hits = sum(t.cache_hits or 0 for t in timings)
-            loads = sum(t.loads for t in timings)
-            rate = hits / loads if loads else None
+            misses = sum(max(0, t.loads - (t.cache_hits or 0)) for t in timings)
+            lookups = hits + misses
+            rate = hits / lookups if lookups else None
             text = "no loads" if rate is None else f"{100 * rate:.1f} %"
-            cells.append(InsightCell(rate, text, detail={"hits": hits, "loads": loads}))
+            detail = {"hits": hits, "misses": misses}
+            cells.append(InsightCell(rate, text, detail=detail))
     label = f"{phase_label(phase, count)}: cache hit rate"
     return InsightRow(CACHE_HIT_RATE, phase, count, label, cells)
 

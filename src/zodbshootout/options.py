@@ -35,6 +35,9 @@ class RunOptions:
     threads: str = "shared"  # threads and gevent: one DB for all (shared) or each (unique)
     btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    # Insight beyond the rates (see cachetrace, indexes, insight).
+    cache_trace_dir: str | None = None  # --cache-trace: client cache traces land here
+    index_entries: int = 0  # --index-entries: BTree index entries kept per object
 
     def __post_init__(self) -> None:
         problems = list(self.problems())
@@ -62,6 +65,10 @@ class RunOptions:
         if not self.phases:
             found.append("select at least one phase")
         found.extend(_workload_problems(self))
+        if self.index_entries < 0:
+            found.append("--index-entries must be a whole number of at least 0")
+        if self.cache_trace_dir is not None and self.mode != "processes":
+            found.append("--cache-trace traces worker processes; run without --threads/--gevent")
         if self.aggregate not in AGGREGATES:
             found.append(f"unknown aggregate {self.aggregate!r}; choose from mean, min")
         if not self.timeout_seconds > 0:

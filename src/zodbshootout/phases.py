@@ -20,8 +20,8 @@ from typing import Any
 
 import transaction
 
-from zodbshootout import benchmarks, blobs, caches
-from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
+from zodbshootout import benchmarks, blobs, caches, indexes
+from zodbshootout.objects import ADDED, UPDATED, BenchmarkObject, check_payloads, make_payloads
 from zodbshootout.storage import container_of
 
 WRITE_PHASES = ("add", "update")
@@ -60,6 +60,7 @@ class WorkerScope:
     object_count: int
     object_size_bytes: int
     blobs: bool = False  # --blobs: the objects are ZODB blobs (see zodbshootout.blobs)
+    index_entries: int = 0  # --index-entries: index entries kept per object (see indexes)
 
 
 def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
@@ -104,33 +105,57 @@ def prepare(phase: str, scope: WorkerScope) -> Any:
     if phase == "add":
         if scope.blobs:
             blobs.require_blob_support(scope.db)
-        return make_payloads(scope.worker, scope.object_count, 0, scope.object_size_bytes)
+        return _writes(scope, ADDED)
     if phase == "update":
-        return make_payloads(scope.worker, scope.object_count, UPDATED, scope.object_size_bytes)
+        return _writes(scope, UPDATED)
     return None
 
 
-def _add(scope: WorkerScope, payloads: list[bytes]) -> None:
+@dataclass(frozen=True)
+class Writes:
+    """What a write phase writes, all made before the barrier."""
+
+    payloads: list[bytes]
+    index_keys: list[indexes.ObjectKeys]  # per object; empty without --index-entries
+    old_index_keys: list[indexes.ObjectKeys]  # update: the keys add wrote
+
+
+def _writes(scope: WorkerScope, generation: int) -> Writes:
+    payloads = make_payloads(scope.worker, scope.object_count, generation, scope.object_size_bytes)
+    if not scope.index_entries:
+        return Writes(payloads, [], [])
+
+    def keys(of: int) -> list[indexes.ObjectKeys]:
+        return indexes.derived_keys(scope.worker, scope.object_count, of, scope.index_entries)
+
+    return Writes(payloads, keys(generation), keys(ADDED) if generation != ADDED else [])
+
+
+def _add(scope: WorkerScope, writes: Writes) -> None:
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     container = container_of(conn, scope.worker)
     make = blobs.new_blob if scope.blobs else BenchmarkObject
-    for index, payload in enumerate(payloads):
+    for index, payload in enumerate(writes.payloads):
         container[index] = make(payload)
+    if writes.index_keys:
+        indexes.add_entries(conn, scope.worker, writes.index_keys)
     tm.commit()
     conn.close()
 
 
-def _update(scope: WorkerScope, payloads: list[bytes]) -> None:
+def _update(scope: WorkerScope, writes: Writes) -> None:
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     container = container_of(conn, scope.worker)
     if scope.blobs:
-        for index, payload in enumerate(payloads):
+        for index, payload in enumerate(writes.payloads):
             blobs.rewrite_blob(container[index], payload)
     else:
-        for index, payload in enumerate(payloads):
+        for index, payload in enumerate(writes.payloads):
             container[index].payload = payload
+    if writes.index_keys:
+        indexes.move_entries(conn, scope.worker, writes.old_index_keys, writes.index_keys)
     tm.commit()
     conn.close()
 
@@ -177,3 +202,17 @@ def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
         benchmarks.verify(phase, scope, outcome)
     if phase in READ_PHASES:
         check_payloads(scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count)
+    if phase in WRITE_PHASES and scope.index_entries:
+        _check_index_entries(scope, UPDATED if phase == "update" else ADDED)
+
+
+def _check_index_entries(scope: WorkerScope, generation: int) -> None:
+    """Untimed: the worker's indexes hold exactly the entries of *generation*."""
+    keys = indexes.derived_keys(scope.worker, scope.object_count, generation, scope.index_entries)
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    try:
+        indexes.check_entries(conn, scope.worker, keys)
+    finally:
+        tm.abort()
+        conn.close()

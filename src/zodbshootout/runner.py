@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zodbshootout import benchmarks, dbstate, workers
+from zodbshootout import benchmarks, cachetrace, dbstate, indexes, workers
 from zodbshootout import concurrency as concurrency_modes
 from zodbshootout.config import LoadedConfig
 from zodbshootout.dbinfo import describe_database
@@ -30,12 +30,15 @@ from zodbshootout.rawkv import floor, is_rawkv
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 from zodbshootout.storage import (
+    ROOT_KEY,
     ForeignDataError,
+    connection_in_transaction,
     embedded_zeo_sections,
     open_database,
     populate,
     uses_relstorage_mysql,
 )
+from zodbshootout.storagesize import storage_size
 from zodbshootout.workload import container_factory, describe_container
 from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess
 
@@ -260,8 +263,14 @@ class Runner:
         db = open_database(self.config.source, name, addresses, client_label="probe")
         try:
             info = describe_database(db)
+            reading = storage_size(db, self.config.databases[name])
         finally:
             db.close()
+        self.result.metadata.setdefault("storage_size", {})[name] = (
+            {"method": reading.method}
+            if reading.size_bytes is not None
+            else {"unknown": reading.reason}
+        )
         if "probe_error" in info:
             info["probe_error"] = redact(info["probe_error"], self.secrets)
         self.result.metadata.setdefault("databases", {})[name] = info
@@ -290,6 +299,10 @@ class Runner:
         )
         metadata["container"] = describe_container(options.btrees)
         metadata["blobs"] = options.blobs
+        metadata["index_entries"] = options.index_entries
+        metadata["cache_trace_dir"] = options.cache_trace_dir
+        if options.cache_trace_dir:
+            self.result.notes.append(cachetrace.TIMING_NOTE)
         if options.mode != concurrency_modes.PROCESSES:
             self.result.notes.append(concurrency_modes.warm_note(options.mode, options.threads))
 
@@ -320,6 +333,7 @@ class Runner:
                 count=count,
                 phases=tuple(self.result.phases),
                 container_factory=container_factory(self.options.btrees),
+                index_entries=self.options.index_entries,
             )
         )
 
@@ -392,12 +406,13 @@ class Runner:
         repetition: int,
         steps: list[Step],
     ) -> list[workers.StageTask]:
-        profile_prefix = None
+        profile_prefix = trace_prefix = None
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+        cell = f"{safe}-n{count}-c{concurrency}-r{repetition}"
         if self.options.profile_dir:
-            safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
-            profile_prefix = (
-                f"{self.options.profile_dir}/{safe}-n{count}-c{concurrency}-r{repetition}"
-            )
+            profile_prefix = f"{self.options.profile_dir}/{cell}"
+        if self.options.cache_trace_dir:
+            trace_prefix = f"{self.options.cache_trace_dir}/{cell}"
         return [
             workers.StageTask(
                 source=self.config.source,
@@ -412,9 +427,15 @@ class Runner:
                 leaks=self.options.leaks,
                 log=self.options.log,
                 blobs=self.options.blobs,
+                index_entries=self.options.index_entries,
+                cache_trace_prefix=trace_prefix,
+                measure_size=worker == 0 and self._size_known(name),
             )
             for worker in range(concurrency)
         ]
+
+    def _size_known(self, name: str) -> bool:
+        return "method" in self.result.metadata.get("storage_size", {}).get(name, {})
 
     def _note_unexpected_loads(self, name: str, timings: list[PhaseTiming]) -> None:
         """Say so when steamin had to load: then it did not measure the pickle cache."""
@@ -477,7 +498,10 @@ def _fill(
     count: int,
     phases: tuple[str, ...],
     container_factory: Any,
+    index_entries: int = 0,
 ) -> None:
     """Populate *db* for one repetition (see Runner._populate); picklable by name."""
     populate(db, concurrency, container_factory)
     benchmarks.setup(db, list(phases), concurrency, count)
+    with connection_in_transaction(db) as conn:
+        indexes.setup(conn.root()[ROOT_KEY], concurrency, index_entries)

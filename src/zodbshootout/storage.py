@@ -138,11 +138,13 @@ def open_database(
     server_addresses: list[tuple[str, int]],
     client_label: str,
     config: LoadedConfig | None = None,
+    cache_trace: str | None = None,
 ) -> Any:
     """Open database *name* in this process, as a worker or the runner does.
 
     *server_addresses* are those of the database's embedded ZEO servers, in
-    the order of :func:`embedded_zeo_sections`.
+    the order of :func:`embedded_zeo_sections`.  With *cache_trace*, the
+    storage's client cache writes its trace there (see cachetrace).
     """
     from zodbshootout.drivers import describe_open_error
 
@@ -152,6 +154,10 @@ def open_database(
     for section, address in zip(embedded_zeo_sections(factory), server_addresses, strict=True):
         section.set_address(address)
     name_client_caches(factory, client_label)
+    if cache_trace is not None:
+        from zodbshootout.cachetrace import trace_on_open
+
+        trace_on_open(factory, cache_trace)
     if uses_relstorage_mysql(factory):
         from zodbshootout import mariadb_compat
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Protocol, cast
 
-from zodbshootout import benchmarks, caches, diagnostics, faults, phases
+from zodbshootout import benchmarks, caches, cachetrace, diagnostics, faults, phases
 from zodbshootout.config import ConfigSource
 from zodbshootout.errors import CellError
 from zodbshootout.phases import Step, WorkerScope
@@ -61,6 +61,9 @@ class StageTask:
     leaks: bool = False  # count gc-tracked objects around each timed phase (--leaks)
     log: diagnostics.LogSetup | None = None  # --log: configured in the worker
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    index_entries: int = 0  # --index-entries: index entries per object (see indexes)
+    cache_trace_prefix: str | None = None  # --cache-trace: the stage and worker are appended
+    measure_size: bool = False  # worker 0: read the storage's size around each write phase
 
 
 @dataclass
@@ -118,19 +121,30 @@ def execute_stage(
     """
     diagnostics.configure_logging(task.log, find_secrets(task.source.text))
     if worker_db is None:
+        trace = None
+        if task.cache_trace_prefix:
+            stage = "write" if task.steps[0].phase in phases.WRITE_PHASES else "read"
+            trace = cachetrace.trace_path(task.cache_trace_prefix, stage, task.worker)
         worker_db = OwnDatabase(
             open_database(
                 task.source,
                 task.database,
                 list(task.server_addresses),
                 client_label=str(task.worker),
+                cache_trace=trace,
             )
         )
     db = worker_db.db
+    size = _size_reader(task, db)
     try:
         caches.install_request_counters(db)
         scope = WorkerScope(
-            db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
+            db,
+            task.worker,
+            task.object_count,
+            task.object_size_bytes,
+            blobs=task.blobs,
+            index_entries=task.index_entries,
         )
         fault = faults.fault_for(task.database)  # test-only; None in real runs
         timings = []
@@ -140,6 +154,9 @@ def execute_stage(
             profiler = cProfile.Profile() if task.profile_prefix and step.timed else None
             worker_db.start_counting()
             objects_before = diagnostics.object_counts() if task.leaks and step.timed else None
+            # Before the first barrier no worker writes; after the second all have committed.
+            sizing = size is not None and step.timed and step.phase in phases.WRITE_PHASES
+            size_before = size() if size is not None and sizing else None
             # Collect the untimed work's garbage now, so that collecting it
             # doesn't fall into the timed region.
             gc.collect()
@@ -154,6 +171,10 @@ def execute_stage(
             if profiler is not None:
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
+            size_growth = None
+            if size is not None and size_before is not None:
+                size_after = size()
+                size_growth = None if size_after is None else size_after - size_before
             counted = worker_db.stop_counting()
             growth = None
             if objects_before is not None:
@@ -173,11 +194,23 @@ def execute_stage(
                         cache_hits=counted.cache_hits,
                         conflicts=benchmarks.conflicts_of(outcome),
                         object_growth=growth,
+                        storage_growth_bytes=size_growth,
                     )
                 )
         return timings
     finally:
         worker_db.close()
+
+
+def _size_reader(task: StageTask, db: Any) -> Callable[[], int | None] | None:
+    """Worker 0's reader of the storage's size in bytes (see storagesize), or None."""
+    if not task.measure_size:
+        return None
+    from zodbshootout.config import parse_source
+    from zodbshootout.storagesize import storage_size
+
+    factory = parse_source(task.source).databases[task.database]
+    return lambda: storage_size(db, factory).size_bytes
 
 
 def _execute(task: Any, barrier: Barrier) -> list[PhaseTiming]:

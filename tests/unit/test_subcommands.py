@@ -35,7 +35,9 @@ def test_show_uses_the_runs_aggregate(tmp_path, capsys):
 
 def test_show_in_markdown(saved, capsys):
     assert main(["show", saved, "--format", "markdown"]) == 0
-    assert "| Add 1000 Objects           |    19906 ±2% | 15925 ±2% |" in capsys.readouterr().out
+    assert "| Add 1000 Objects                           |    19906 ±2% | 15925 ±2% |" in (
+        capsys.readouterr().out
+    )
 
 
 def test_show_warns_about_noisy_cells(tmp_path, capsys):

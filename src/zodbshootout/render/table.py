@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from zodbshootout.insight import InsightRow, insight_rows, not_applicable_reason
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import derived_notes
 from zodbshootout.results import CellKey, RunResult
@@ -30,6 +31,9 @@ class Block:
 
     concurrency: int
     rows: list[tuple[str, list[Cell]]] = field(default_factory=list)
+    #: Cache hit rates, bytes/object and index keys/s (see zodbshootout.insight);
+    #: shown by markdown, table and json, not by the classic csv.
+    insight: list[InsightRow] = field(default_factory=list)
 
 
 @dataclass
@@ -46,13 +50,16 @@ def build_table(result: RunResult, aggregate: str = "mean") -> Table:
     blocks = []
     for concurrency in result.concurrencies:
         block = Block(concurrency)
+        rates: dict[CellKey, float | None] = {}
         for count in result.object_counts:
             for phase in result.phases:
                 cells = []
                 for database in result.databases:
                     key = CellKey(database, concurrency, count, phase)
                     cells.append(_cell(result, key, aggregate, footnotes))
+                    rates[key] = cells[-1].rate
                 block.rows.append((phase_label(phase, count), cells))
+        block.insight = insight_rows(result, concurrency, rates, footnotes)
         blocks.append(block)
     return Table(result.databases, blocks, footnotes, [*result.notes, *derived_notes(result)])
 
@@ -62,15 +69,14 @@ def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str])
     stats = None if failure else cell_stats(result, key)
     if stats is not None and math.isfinite(stats.aggregate(aggregate)):
         return Cell(stats, stats.aggregate(aggregate))
-    not_applicable = result.metadata.get("not_applicable", {}).get(key.database, {})
+    not_applicable = not_applicable_reason(result, key)
     if stats is not None:
         # A duration the clock could not resolve: no rate to show.
         text = f"{key.database} (concurrency {key.concurrency}): too fast for the clock to time"
     elif failure is not None:
         text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
-    elif key.phase in not_applicable:
-        # The same reason for every floor: one footnote.
-        text = f"no {key.phase} for a raw key-value store: {not_applicable[key.phase]}"
+    elif not_applicable is not None:
+        text = not_applicable
     elif result.interrupted:
         text = "not measured: the run was interrupted"
     else:
