@@ -57,7 +57,7 @@ def test_hit_rates_count_every_worker_and_repetition():
     assert (cold_zeo.value, cold_zeo.text, cold_zeo.detail) == (
         0.0,
         "0.0 %",
-        {"hits": 0, "loads": 412},
+        {"hits": 0, "misses": 412},
     )
     hot_zeo, hot_fs = rows["hot"].cells
     assert (hot_zeo.value, hot_zeo.text) == (1.0, "100.0 %")
