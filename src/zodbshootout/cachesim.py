@@ -39,7 +39,7 @@ DEFAULT_SIZES_BYTES = (64 << 10, 256 << 10, 1 << 20, 4 << 20, 20 << 20)
 # cache_simul's report lines end with: DUR. LOADS HITS INVALS WRITES HITRATE EVICTS INUSE
 _REPORT_COLUMNS = 8
 # cache_stats's table of trace codes: "   COUNT  CODE  Function (action)".
-_CODE_LINE = re.compile(r"^\s*(\d+)\s+([0-9a-f]{2})\s")
+_CODE_LINE = re.compile(r"^\s*([\d,]+)\s+([0-9a-f]{2})\s")
 _LOAD_CODES = {0x20, 0x22, 0x24, 0x26}
 _HIT_CODES = {0x22, 0x26}
 
@@ -112,7 +112,7 @@ def observed(trace: str) -> HitCount | None:
     for line in printed:
         match = _CODE_LINE.match(line)
         if match:
-            count, code = int(match.group(1)), int(match.group(2), 16)
+            count, code = int(match.group(1).replace(",", "")), int(match.group(2), 16)
             if code in _LOAD_CODES:
                 loads += count
             if code in _HIT_CODES:

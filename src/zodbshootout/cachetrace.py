@@ -97,24 +97,36 @@ def _trace_zeo(cache: Any, path: str) -> None:
             os.environ["ZEO_CACHE_TRACE"] = saved
     if cache._tracefile is None:
         raise OSError(f"ZEO could not open the cache trace {path}")
-    cache._trace = _bytes_tids(cache._trace)
+    cache._trace = _one_record_per_load(cache._trace)
 
 
-def _bytes_tids(trace: Any) -> Any:
-    """ZEO's tracer, but accepting ``""`` for a missing tid, as ZEO's own calls pass.
+#: ZEO's trace codes for a load that missed: in ``load`` and in ``loadBefore``.
+_LOAD_MISS = 0x20
+_LOAD_BEFORE_MISS = 0x24
 
-    ``ClientCache.loadBefore`` traces a miss with ``tid=""``, which
-    ``struct.pack`` refuses on Python 3 (ZEO 6.x): the first cold load would
-    fail.  ZEO's tracer already writes ``z64`` for a tid of None; "" means
-    the same.
+
+def _one_record_per_load(trace: Any) -> Any:
+    """ZEO's tracer, fixed in two ways for ZEO 6 on Python 3 (the records are ZEO's own).
+
+    - ``ClientCache.loadBefore`` traces a miss with ``tid=""``, which
+      ``struct.pack`` refuses: the first cold load would fail.  ZEO writes
+      ``z64`` for a tid of None; "" means the same.
+    - ``loadBefore`` calls ``load``, which traces the miss (0x20), then
+      traces it again itself (0x24): cache_stats and cache_simul would count
+      every miss twice.  The second record of the same miss is dropped; a
+      0x24 on its own (current data too new for the transaction) is kept.
     """
+    last: list[Any] = [None, b""]  # code and oid of the previous record
 
-    def trace_with_bytes(
+    def trace_once(
         code: int, oid: bytes = b"", tid: Any = z64, end_tid: Any = z64, dlen: int = 0
     ) -> None:
-        trace(code, oid, tid or z64, end_tid or z64, dlen)
+        repeated = code == _LOAD_BEFORE_MISS and last == [_LOAD_MISS, oid]
+        last[:] = [code, oid]
+        if not repeated:
+            trace(code, oid, tid or z64, end_tid or z64, dlen)
 
-    return trace_with_bytes
+    return trace_once
 
 
 def _trace_relstorage(storage_cache: Any, path: str) -> None:
