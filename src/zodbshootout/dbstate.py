@@ -1,7 +1,7 @@
 """The state a database is measured in: wiped (``--zap``), packed, padded (``--min-objects``).
 
 All of this happens in the runner's process, once per database, before the
-first repetition and outside any timing:
+first repetition and outside any timing (:func:`prepare_database`):
 
 1. ``--zap``: only for databases the user named and confirmed (see
    :func:`databases_to_zap`).  RelStorage empties its tables
@@ -15,10 +15,14 @@ first repetition and outside any timing:
    kept between repetitions and runs (only the shortfall is written).
 4. ``--pack``: pack to the current time.  Storages without a pack (or whose
    pack refuses, e.g. DemoStorage over a base) are reported in a note.
+
+Before every repetition :func:`fill_for_repetition` resets the workers'
+containers and the extra benchmarks' shared objects.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -28,9 +32,19 @@ from typing import Any
 import transaction
 from BTrees.LOBTree import LOBTree
 
+from zodbshootout import benchmarks, indexes, storages
+from zodbshootout.config import LoadedConfig
 from zodbshootout.errors import UsageError
 from zodbshootout.objects import BenchmarkObject, make_payload
-from zodbshootout.storage import ROOT_KEY, check_root_is_ours, connection_in_transaction
+from zodbshootout.options import RunOptions
+from zodbshootout.storage import (
+    ROOT_KEY,
+    check_root_is_ours,
+    connection_in_transaction,
+    open_database,
+    populate,
+)
+from zodbshootout.workload import container_factory
 
 #: Key of the filler objects below root[ROOT_KEY].
 FILLER_KEY = "filler"
@@ -113,10 +127,9 @@ def zap(db: Any) -> str:
     The caller closes *db* afterwards and opens it again: a wiped RelStorage
     has no root object until a new DB creates it.
     """
-    storage = db.storage
-    if hasattr(storage, "zap_all"):
-        storage.zap_all()
-        return "emptied its tables (zap_all)"
+    how = storages.kind_of(db.storage).zap(db.storage)
+    if how is not None:
+        return how
     with connection_in_transaction(db) as conn:
         conn.root().clear()
     problem = pack(db)
@@ -198,23 +211,6 @@ def pack(db: Any) -> str | None:
     return None
 
 
-def filestorage_paths(database_factory: Any) -> list[str]:
-    """Paths of the FileStorages a database section names, embedded servers' included."""
-    paths = []
-    todo = [database_factory.config.storage]
-    while todo:
-        factory = todo.pop(0)
-        config = getattr(factory, "config", None)
-        if config is None:
-            continue
-        if type(factory).__name__ == "FileStorage" and getattr(config, "path", None):
-            paths.append(config.path)
-        for value in vars(config).values():
-            children = value if isinstance(value, list | tuple) else [value]
-            todo.extend(child for child in children if hasattr(child, "config"))
-    return paths
-
-
 def pack_would_replace(database_factory: Any, data_dir: str) -> list[str]:
     """``PATH.old`` files outside *data_dir* that packing would overwrite.
 
@@ -224,7 +220,108 @@ def pack_would_replace(database_factory: Any, data_dir: str) -> list[str]:
     """
     ours = os.path.join(os.path.abspath(data_dir), "") if data_dir else None
     return [
-        path + ".old"
-        for path in filestorage_paths(database_factory)
-        if os.path.exists(path + ".old") and not (ours and os.path.abspath(path).startswith(ours))
+        path
+        for path in storages.pack_backups(database_factory)
+        if os.path.exists(path) and not (ours and os.path.abspath(path).startswith(ours))
     ]
+
+
+def prepare_database(
+    config: LoadedConfig,
+    name: str,
+    addresses: list[tuple[str, int]],
+    options: RunOptions,
+    report: Callable[[str], None],
+    note: Callable[[str], None],
+) -> dict[str, int] | None:
+    """Zap, check, fill and pack *name* as the options say, before any repetition.
+
+    The guard runs after a zap and before anything is written, so a
+    database with foreign data that was not zapped is refused untouched
+    (storage.ForeignDataError).  *report(stage)* tells the user what is slow;
+    *note(text)* is for under the table.  Returns the filler counts
+    (``present``, ``written``) with --min-objects, else None.
+    """
+    filler = None
+    zapping = name in options.zap
+    if not (zapping or options.min_objects or options.pack):
+        return None
+
+    def open_db() -> Any:
+        return open_database(config.source, name, addresses, client_label="state")
+
+    if zapping:
+        report("zapping (--zap)")
+        db = open_db()
+        try:
+            how = zap(db)
+        finally:
+            db.close()
+        note(f"{name}: zapped before the run: {how}")
+    db = open_db()
+    try:
+        refuse_foreign_data(db)
+        if options.min_objects:
+            report(f"writing filler objects (--min-objects {options.min_objects})")
+            populate(db, 0)  # creates the tool's root key if the database is new
+            written = ensure_filler(db, options.min_objects, options.object_size_bytes)
+            filler = {"present": filler_count(db), "written": written}
+        if options.pack:
+            report("packing (--pack)")
+            problem = None if zapping else _pack_problem(config, name)
+            if problem is None:
+                problem = pack(db)
+            if problem:
+                note(f"{name}: not packed: {problem}")
+    finally:
+        db.close()
+    return filler
+
+
+def _pack_problem(config: LoadedConfig, name: str) -> str | None:
+    """Why --pack must not pack *name* (not named with --zap), or None."""
+    backups = pack_would_replace(config.databases[name], config.source.data_dir)
+    if backups:
+        return (
+            f"packing would replace {backups[0]} (the backup FileStorage kept at its "
+            f"last pack); move it away, or name the database with --zap {name}"
+        )
+    return None
+
+
+def repetition_filler(
+    concurrency: int,
+    count: int,
+    phases: tuple[str, ...],
+    btrees: str | None,
+    index_entries: int = 0,
+) -> Callable[[Any], None]:
+    """:func:`fill_for_repetition` for one cell, as a picklable ``fill(db)``."""
+    return functools.partial(
+        fill_for_repetition,
+        concurrency=concurrency,
+        count=count,
+        phases=phases,
+        container_factory=container_factory(btrees),
+        index_entries=index_entries,
+    )
+
+
+def fill_for_repetition(
+    db: Any,
+    concurrency: int,
+    count: int,
+    phases: tuple[str, ...],
+    container_factory: Any,
+    index_entries: int = 0,
+) -> None:
+    """Reset the workers' containers, their indexes and the benchmarks' shared objects.
+
+    Runs before every repetition, in the process where the session's
+    workers will find the data (a gevent session's child for MappingStorage);
+    picklable by name.
+    """
+    populate(db, concurrency, container_factory)
+    benchmarks.setup(db, list(phases), concurrency, count)
+    with connection_in_transaction(db) as conn:
+        indexes.setup(conn.root()[ROOT_KEY], concurrency, index_entries)

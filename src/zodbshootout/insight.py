@@ -90,8 +90,14 @@ def _has_cache_counts(result: RunResult) -> bool:
     return any(m.timing.cache_hits is not None for m in result.measurements)
 
 
+def _size_descriptions(result: RunResult) -> dict[str, dict[str, Any]]:
+    """Per database: how its size was read ("method") or why not ("unknown")."""
+    databases = result.metadata.get("databases", {})
+    return {name: info["size"] for name, info in databases.items() if "size" in info}
+
+
 def _has_size_readings(result: RunResult) -> bool:
-    return bool(result.metadata.get("storage_size"))
+    return bool(_size_descriptions(result))
 
 
 def not_applicable_reason(result: RunResult, key: CellKey) -> str | None:
@@ -150,7 +156,7 @@ def _cache_row(
 def _size_row(
     result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
 ) -> InsightRow:
-    readings = result.metadata.get("storage_size", {})
+    readings = _size_descriptions(result)
     cells = []
     for database in result.databases:
         key = CellKey(database, concurrency, count, phase)

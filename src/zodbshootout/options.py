@@ -5,11 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zodbshootout.diagnostics import LogSetup
+from zodbshootout.faults import Fault
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
 from zodbshootout.phases import ALL_PHASES, PHASES
 from zodbshootout.stats import AGGREGATES
 
 DEFAULT_OBJECT_SIZE_BYTES = 128
+
+#: How the workers run (see zodbshootout.concurrency): --threads, --gevent.
+PROCESSES = "processes"
+THREADS = "threads"
+GEVENT = "gevent"
+MODES = (PROCESSES, THREADS, GEVENT)
+#: Threads and greenlets: one DB for all workers (shared) or one each (unique).
+SHARED = "shared"
+UNIQUE = "unique"
+SHARINGS = (SHARED, UNIQUE)
 
 
 @dataclass(frozen=True)
@@ -31,13 +42,14 @@ class RunOptions:
     leaks: bool = False  # count object growth per phase in the workers (--leaks)
     log: LogSetup | None = None  # logging in the parent and the workers (--log)
     # Concurrency mode and object shapes (see concurrency and blobs).
-    mode: str = "processes"  # processes | threads | gevent (--threads, --gevent)
-    threads: str = "shared"  # threads and gevent: one DB for all (shared) or each (unique)
+    mode: str = PROCESSES  # processes | threads | gevent (--threads, --gevent)
+    threads: str = SHARED  # threads and gevent: one DB for all (shared) or each (unique)
     btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
     # Insight beyond the rates (see cachetrace, indexes, insight).
     cache_trace_dir: str | None = None  # --cache-trace: client cache traces land here
     index_entries: int = 0  # --index-entries: BTree index entries kept per object
+    fault: Fault | None = None  # tests only: a worker that fails on purpose (see faults)
 
     def __post_init__(self) -> None:
         problems = list(self.problems())
@@ -65,10 +77,7 @@ class RunOptions:
         if not self.phases:
             found.append("select at least one phase")
         found.extend(_workload_problems(self))
-        if self.index_entries < 0:
-            found.append("--index-entries must be a whole number of at least 0")
-        if self.cache_trace_dir is not None and self.mode != "processes":
-            found.append("--cache-trace traces worker processes; run without --threads/--gevent")
+        found.extend(_insight_problems(self))
         if self.aggregate not in AGGREGATES:
             found.append(f"unknown aggregate {self.aggregate!r}; choose from mean, min")
         if not self.timeout_seconds > 0:
@@ -81,9 +90,18 @@ class RunOptions:
         return [p for p in ALL_PHASES if p in self.phases]
 
 
+def _insight_problems(options: RunOptions) -> list[str]:
+    """What is wrong with --index-entries and --cache-trace."""
+    found = []
+    if options.index_entries < 0:
+        found.append("--index-entries must be a whole number of at least 0")
+    if options.cache_trace_dir is not None and options.mode != PROCESSES:
+        found.append("--cache-trace traces worker processes; run without --threads/--gevent")
+    return found
+
+
 def _workload_problems(options: RunOptions) -> list[str]:
     """What is wrong with the concurrency mode and the object shapes."""
-    from zodbshootout.concurrency import MODES, SHARINGS
     from zodbshootout.workload import CONTAINER_KINDS
 
     found = []

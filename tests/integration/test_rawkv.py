@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from zodbshootout.concurrency.processes import run_stage_in_processes
 from zodbshootout.config import load_config
 from zodbshootout.objects import UPDATED, make_payload
 from zodbshootout.rawkv.backends import open_store, record_key
 from zodbshootout.rawkv.stage import RawStageTask, plan_stages, remove_records
-from zodbshootout.workers import run_stage_in_processes
 
 from support import configs
 

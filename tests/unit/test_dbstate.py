@@ -13,7 +13,7 @@ import ZODB
 from ZODB.FileStorage import FileStorage
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import dbstate
+from zodbshootout import dbstate, storages
 from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.errors import UsageError
 from zodbshootout.storage import ROOT_KEY, ForeignDataError, populate
@@ -229,7 +229,7 @@ def test_pack_would_not_replace_a_backup_outside_the_data_directory(tmp_path):
     </zodb>
     """
     config = parse_source(ConfigSource(text, (tmp_path / "x.conf").as_uri(), str(mine)))
-    assert dbstate.filestorage_paths(config.databases["inside"]) == [f"{mine}/db.fs"]
+    assert storages.pack_backups(config.databases["inside"]) == [f"{mine}/db.fs.old"]
     assert dbstate.pack_would_replace(config.databases["inside"], str(mine)) == []
     assert dbstate.pack_would_replace(config.databases["outside"], str(mine)) == [
         f"{theirs}/db.fs.old"

@@ -38,9 +38,11 @@ def _result(index_entries=0):
         measurements=measurements,
         failures=[Failure("fs", 2, 100, ("hot",), "worker 1 died")],
         metadata={
-            "storage_size": {"zeo": {"method": "file length"}, "fs": {"unknown": "no file"}},
             "index_entries": index_entries,
-            "databases": {"zeo": {"kind": "zeo"}, "fs": {"kind": "filestorage"}},
+            "databases": {
+                "zeo": {"kind": "zeo", "size": {"method": "file length"}},
+                "fs": {"kind": "filestorage", "size": {"unknown": "no file"}},
+            },
         },
     )
 

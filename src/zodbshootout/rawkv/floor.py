@@ -72,6 +72,7 @@ def describe(section: RawKVSection) -> dict[str, Any]:
         "path": spec.path,
         "sync": spec.sync,
         "library_version": version,
+        "size": {"method": SIZE_METHODS[spec.backend]},
     }
 
 

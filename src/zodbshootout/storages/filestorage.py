@@ -1,0 +1,49 @@
+"""FileStorage: one file, locked by the one process that opens it; no client cache."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from zodbshootout.storages.base import (
+    ProcessLimit,
+    SizeReading,
+    StorageKind,
+    zodb_config_factory,
+)
+
+
+class FileStorageKind(StorageKind):
+    name = "filestorage"
+
+    def owns(self, storage: Any) -> bool:
+        return type(storage).__module__ == "ZODB.FileStorage.FileStorage"
+
+    def owns_factory(self, factory: Any) -> bool:
+        return zodb_config_factory(factory, "FileStorage")
+
+    def process_limit(self, factory: Any) -> ProcessLimit:
+        return ProcessLimit(
+            1,
+            "FileStorage can be opened by only one process at a time; "
+            "measure it with -c 1 or --threads, or serve it through <embeddedzeo>",
+        )
+
+    def pack_backups(self, factory: Any) -> list[str]:
+        # Packing renames the previous file to PATH.old, replacing the last backup.
+        path = getattr(factory.config, "path", None)
+        return [path + ".old"] if path else []
+
+    def describe(self, storage: Any, info: dict[str, Any]) -> None:
+        info["history"] = "preserving"
+
+    def size(self, storage: Any, database_factory: Any) -> SizeReading:
+        return file_length(storage._file_name)
+
+
+def file_length(path: str) -> SizeReading:
+    """FileStorage only appends: its file's length is what it stores."""
+    return SizeReading(os.path.getsize(path), method="FileStorage file length")
+
+
+KIND = FileStorageKind()
