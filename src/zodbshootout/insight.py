@@ -12,6 +12,11 @@ cache hit rate (read phases)
     so a read that follows finds it in the cache; that one hit per worker
     is why a cold read shows a fraction of a percent and not 0.  A storage
     without a client cache gets a footnote.
+memcached hit rate (read phases, RelStorage with ``cache-servers``)
+    get hits ÷ gets of the memcached servers over the phase, read by worker
+    0 between the barriers from pylibmc's ``get_stats``: the servers count
+    every client's gets, so this is all workers' (and anyone else's using
+    the same servers).
 bytes per object (add, update)
     What the storage grew by over the phase (read by worker 0 after every
     worker committed, untimed) ÷ the objects the phase wrote.  A storage
@@ -35,6 +40,7 @@ SIZE_PHASES = ("add", "update")
 KEY_PHASES = ("add", "update")
 
 CACHE_HIT_RATE = "cache_hit_rate"
+SHARED_CACHE_HIT_RATE = "shared_cache_hit_rate"
 BYTES_PER_OBJECT = "bytes_per_object"
 INDEX_KEYS_PER_SECOND = "index_keys_per_second"
 
@@ -79,11 +85,17 @@ def insight_rows(
         for phase in result.phases:
             if phase in CACHE_PHASES and _has_cache_counts(result):
                 rows.append(_cache_row(result, concurrency, count, phase, footnotes))
+            if phase in CACHE_PHASES and _has_shared_counts(result):
+                rows.append(_shared_row(result, concurrency, count, phase, footnotes))
             if phase in SIZE_PHASES and _has_size_readings(result):
                 rows.append(_size_row(result, concurrency, count, phase, footnotes))
             if phase in KEY_PHASES and index_entries(result):
                 rows.append(_keys_row(result, concurrency, count, phase, rates, footnotes))
     return rows
+
+
+def _has_shared_counts(result: RunResult) -> bool:
+    return any(m.timing.shared_cache_hits is not None for m in result.measurements)
 
 
 def _has_cache_counts(result: RunResult) -> bool:
@@ -151,6 +163,29 @@ def _cache_row(
             cells.append(InsightCell(rate, text, detail=detail))
     label = f"{phase_label(phase, count)}: cache hit rate"
     return InsightRow(CACHE_HIT_RATE, phase, count, label, cells)
+
+
+def _shared_row(
+    result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
+) -> InsightRow:
+    cells = []
+    for database in result.databases:
+        key = CellKey(database, concurrency, count, phase)
+        timings = [t for ts in result.timings_for(key).values() for t in ts]
+        counted = [t for t in timings if t.shared_cache_hits is not None]
+        if not timings:
+            cells.append(_unmeasured(result, key, footnotes))
+        elif not counted:
+            reason = f"{database}: no shared cache (memcached) whose servers count gets"
+            cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
+        else:
+            hits = sum(t.shared_cache_hits or 0 for t in counted)
+            misses = sum(t.shared_cache_misses or 0 for t in counted)
+            rate = hits / (hits + misses) if hits + misses else None
+            text = "no gets" if rate is None else f"{100 * rate:.1f} %"
+            cells.append(InsightCell(rate, text, detail={"hits": hits, "misses": misses}))
+    label = f"{phase_label(phase, count)}: memcached hit rate (server-wide)"
+    return InsightRow(SHARED_CACHE_HIT_RATE, phase, count, label, cells)
 
 
 def _size_row(

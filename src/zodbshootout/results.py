@@ -37,6 +37,11 @@ class PhaseTiming:
     #: after every worker committed (write phases; see storagesize); None
     #: for the other workers and when the size can't be read.
     storage_growth_bytes: int | None = None
+    #: Get hits and misses of the shared cache (memcached) over this phase,
+    #: as its servers count them (all clients at once), read by worker 0;
+    #: None for the other workers and without a shared cache.
+    shared_cache_hits: int | None = None
+    shared_cache_misses: int | None = None
 
 
 @dataclass(frozen=True)

@@ -97,3 +97,23 @@ def test_index_keys_are_the_container_entry_plus_k_entries_per_object():
 
 def test_no_index_rows_without_index_entries():
     assert not _by_kind(insight_rows(_result(), 2, {}, []), INDEX_KEYS_PER_SECOND)
+
+
+def test_memcached_rows_use_worker_0s_server_wide_counts():
+    import dataclasses
+
+    result = _result()
+    shared = []
+    for m in result.measurements:
+        if m.database == "zeo" and m.phase == "cold" and m.timing.worker == 0:
+            timing = dataclasses.replace(m.timing, shared_cache_hits=30, shared_cache_misses=10)
+            m = dataclasses.replace(m, timing=timing)
+        shared.append(m)
+    result.measurements = shared
+    footnotes = []
+    rows = _by_kind(insight_rows(result, 2, {}, footnotes), "shared_cache_hit_rate")
+    zeo, fs = rows["cold"].cells
+    assert (zeo.value, zeo.detail) == (0.75, {"hits": 60, "misses": 20})
+    assert rows["cold"].label == "Read 100 Cold Objects: memcached hit rate (server-wide)"
+    assert footnotes[fs.footnote - 1] == "fs: no shared cache (memcached) whose servers count gets"
+    assert rows["hot"].cells[0].text == "n/a"

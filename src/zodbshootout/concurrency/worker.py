@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from zodbshootout import caches, cachetrace, diagnostics, faults, phases
+from zodbshootout import caches, cachetrace, diagnostics, faults, phases, storages
 from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.faults import Fault
 from zodbshootout.phase_record import WRITE
@@ -139,6 +139,7 @@ def execute_stage(
             # Before the first barrier no worker writes; after the second all have committed.
             sizing = size is not None and step.timed and phase.stage == WRITE
             size_before = size() if size is not None and sizing else None
+            shared_before = _shared_counts(task, db) if step.timed else None
             # Collect the untimed work's garbage now, so that collecting it
             # doesn't fall into the timed region.
             gc.collect()
@@ -154,6 +155,7 @@ def execute_stage(
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
             size_growth = _growth(size, size_before)
+            shared = _shared_delta(task, db, shared_before)
             counted = worker_db.stop_counting()
             growth = None
             if objects_before is not None:
@@ -174,6 +176,8 @@ def execute_stage(
                         conflicts=outcome.conflicts if phase.counts_conflicts else 0,
                         object_growth=growth,
                         storage_growth_bytes=size_growth,
+                        shared_cache_hits=None if shared is None else shared[0],
+                        shared_cache_misses=None if shared is None else shared[1],
                     )
                 )
         return timings
@@ -195,6 +199,23 @@ def _size_reader(task: StageTask, db: Any) -> Callable[[], int | None] | None:
         return None
     factory = parse_source(task.source).databases[task.database]
     return lambda: storage_size(db, factory).size_bytes
+
+
+def _shared_counts(task: StageTask, db: Any) -> tuple[int, int] | None:
+    """Worker 0 reads the shared cache's server-wide counts (they count every worker)."""
+    if task.worker != 0:
+        return None
+    return storages.kind_of(db.storage).shared_cache_counts(db.storage)
+
+
+def _shared_delta(
+    task: StageTask, db: Any, before: tuple[int, int] | None
+) -> tuple[int, int] | None:
+    """The shared cache's get hits and misses since *before* (after the second barrier)."""
+    after = _shared_counts(task, db) if before is not None else None
+    if before is None or after is None:
+        return None
+    return after[0] - before[0], after[1] - before[1]
 
 
 def _growth(size: Callable[[], int | None] | None, before: int | None) -> int | None:

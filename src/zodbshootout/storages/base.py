@@ -134,6 +134,10 @@ class StorageKind:
         """A per-thread storage-load counter (see concurrency.thread_counting); None: unknown."""
         return ThreadLoadCounter()
 
+    def shared_cache_counts(self, storage: Any) -> tuple[int, int] | None:
+        """(get hits, get misses) of a shared cache's servers so far; None: no shared cache."""
+        return None
+
     def trace_client_cache(self, storage: Any, path: str) -> bool:
         """Make the client cache write its own access trace to *path*; False: no cache."""
         return False

@@ -95,6 +95,27 @@ class RelStorageKind(StorageKind):
     ) -> ThreadLoadCounter:
         return _ThreadReads()
 
+    def shared_cache_counts(self, storage: Any) -> tuple[int, int] | None:
+        """memcached's get_hits and get_misses, summed over the servers (pylibmc's get_stats).
+
+        The servers count every client's gets: with c workers, a phase's
+        delta is all of theirs (and anyone else's using the same servers).
+        """
+        cache = storage._cache.cache
+        cache = getattr(cache, "cache", cache)  # under a TracingStateCache (--cache-trace)
+        shared = getattr(cache, "g", None)  # MultiStateCache: local (l) and shared (g)
+        client = getattr(shared, "client", None)
+        # relstorage.pylibmc_wrapper keeps the pylibmc client as _client.
+        client = getattr(client, "_client", client)
+        get_stats = getattr(client, "get_stats", None)
+        if get_stats is None:
+            return None
+        hits = misses = 0
+        for _server, stats in get_stats():
+            hits += int(stats.get("get_hits", 0))
+            misses += int(stats.get("get_misses", 0))
+        return hits, misses
+
     def trace_client_cache(self, storage: Any, path: str) -> bool:
         _trace(storage._cache, path)
         return True
