@@ -52,6 +52,13 @@ def database_notes(db: Any, name: str, info: dict[str, Any], gevent_mode: bool) 
 
 def format_description(name: str, info: dict[str, Any]) -> str:
     """One readable line for ``-v``."""
+    if info.get("kind") == "rawkv":
+        return _floor_description(name, info)
+    return _database_description(name, info)
+
+
+def _database_description(name: str, info: dict[str, Any]) -> str:
+    """The ``-v`` line of a ZODB database: server, driver, history, caches, latency."""
     parts = []
     if "database" in info:
         parts.append(str(info["database"]))
@@ -73,6 +80,14 @@ def format_description(name: str, info: dict[str, Any]) -> str:
     if not parts:
         parts.append(info.get("storage", "?"))
     return f"{name}: " + ", ".join(parts)
+
+
+def _floor_description(name: str, info: dict[str, Any]) -> str:
+    """The ``-v`` line of a ``<rawkv>`` floor (see rawkv.floor.describe)."""
+    version = info.get("library_version")
+    library = f"{info['backend']} {version}" if version else info["backend"]
+    sync = "sync" if info.get("sync") else "no sync"
+    return f"{name}: raw key-value floor, {library}, {sync}, {info['path']}"
 
 
 def _size_description(db: Any, factory: Any) -> dict[str, Any]:

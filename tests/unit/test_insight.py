@@ -117,3 +117,32 @@ def test_memcached_rows_use_worker_0s_server_wide_counts():
     assert rows["cold"].label == "Read 100 Cold Objects: memcached hit rate (server-wide)"
     assert footnotes[fs.footnote - 1] == "fs: no shared cache (memcached) whose servers count gets"
     assert rows["hot"].cells[0].text == "n/a"
+
+
+def test_the_classic_csv_has_no_insight_rows_nor_their_footnotes():
+    from zodbshootout.render.csv import format_csv
+    from zodbshootout.render.markdown import format_markdown
+
+    result = _result()
+    csv_text = "\n".join(format_csv(result))
+    assert "cache hit rate" not in csv_text
+    assert "no client cache" not in csv_text
+    assert "[1] fs (concurrency 2): worker 1 died" in csv_text
+    markdown = "\n".join(format_markdown(result))
+    assert "| Read 100 Hot Objects: cache hit rate" in markdown
+    assert "fs: no client cache between the connections and the storage" in markdown
+
+
+def test_verbose_line_of_a_floor():
+    from zodbshootout.dbinfo import format_description
+
+    info = {
+        "kind": "rawkv",
+        "backend": "lmdb",
+        "library_version": "1.7.5",
+        "sync": True,
+        "path": "/data/rawkv-lmdb-floor",
+    }
+    assert format_description("floor", info) == (
+        "floor: raw key-value floor, lmdb 1.7.5, sync, /data/rawkv-lmdb-floor"
+    )

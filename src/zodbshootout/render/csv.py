@@ -18,7 +18,7 @@ from zodbshootout.results import RunResult
 
 def format_csv(result: RunResult, aggregate: str = "mean") -> list[str]:
     """The classic table as lines of text (no trailing newlines)."""
-    table = build_table(result, aggregate)
+    table = build_table(result, aggregate, insight=False)
     lines: list[str] = []
     several = len(table.blocks) > 1
     for block in table.blocks:

@@ -44,7 +44,7 @@ class Table:
     notes: list[str]
 
 
-def build_table(result: RunResult, aggregate: str = "mean") -> Table:
+def build_table(result: RunResult, aggregate: str = "mean", insight: bool = True) -> Table:
     """Lay out *result*: a block per concurrency level, a row per count and phase."""
     footnotes: list[str] = []
     blocks = []
@@ -59,7 +59,8 @@ def build_table(result: RunResult, aggregate: str = "mean") -> Table:
                     cells.append(_cell(result, key, aggregate, footnotes))
                     rates[key] = cells[-1].rate
                 block.rows.append((phase_label(phase, count), cells))
-        block.insight = insight_rows(result, concurrency, rates, footnotes)
+        if insight:  # the classic csv has no insight rows, nor their footnotes
+            block.insight = insight_rows(result, concurrency, rates, footnotes)
         blocks.append(block)
     return Table(result.databases, blocks, footnotes, [*result.notes, *derived_notes(result)])
 
