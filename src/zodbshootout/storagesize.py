@@ -21,6 +21,9 @@ RelStorage on MySQL/MariaDB
     about 1 MiB per table, so it needs phases that write well over that.
     (``n_leaf_pages`` in ``mysql.innodb_index_stats`` counts used pages, but
     not the overflow pages where RelStorage's ``longblob`` states live.)
+    MySQL (not MariaDB, since MDEV-15101) also drops an analyzed table from
+    its table definition cache, so the next phase's first statements reopen
+    it: a small untimed action with a timed after-effect, on MySQL only.
 RelStorage on SQLite
     Pages in use (page count less free pages) times the page size.
 A ZEO server the tool did not start, MappingStorage, anything else
