@@ -95,7 +95,7 @@ def test_table_explains_what_memcached_can_do(mysql_mc_config, data_dir):
 
 
 def test_worker_0_counts_memcached_gets_per_phase(mysql_mc_config, data_dir):
-    from zodbshootout.insight import SHARED_CACHE_HIT_RATE, insight_rows
+    from zodbshootout.render.insight import SHARED_CACHE_HIT_RATE, insight_rows
 
     before = memcached_stats()
     options = RunOptions(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zodbshootout.insight import (
+from zodbshootout.render.insight import (
     BYTES_PER_OBJECT,
     CACHE_HIT_RATE,
     INDEX_KEYS_PER_SECOND,

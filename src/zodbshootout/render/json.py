@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zodbshootout.insight import InsightRow
+from zodbshootout.render.insight import InsightRow
 from zodbshootout.render.table import Cell, build_table
 from zodbshootout.results import RunResult
 from zodbshootout.stats import Stats

@@ -8,7 +8,7 @@ below the table.  Laid out from :func:`build_table`, like every format.
 
 from __future__ import annotations
 
-from zodbshootout.insight import InsightCell
+from zodbshootout.render.insight import InsightCell
 from zodbshootout.render.table import Block, Cell, build_table
 from zodbshootout.results import RunResult
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from zodbshootout.insight import InsightRow, insight_rows, not_applicable_reason
+from zodbshootout.render.insight import InsightRow, insight_rows, not_applicable_reason
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import derived_notes
 from zodbshootout.results import CellKey, RunResult
@@ -31,7 +31,7 @@ class Block:
 
     concurrency: int
     rows: list[tuple[str, list[Cell]]] = field(default_factory=list)
-    #: Cache hit rates, bytes/object and index keys/s (see zodbshootout.insight);
+    #: Cache hit rates, bytes/object and index keys/s (see zodbshootout.render.insight);
     #: shown by markdown, table and json, not by the classic csv.
     insight: list[InsightRow] = field(default_factory=list)
 
