@@ -146,3 +146,14 @@ def test_verbose_line_of_a_floor():
     assert format_description("floor", info) == (
         "floor: raw key-value floor, lmdb 1.7.5, sync, /data/rawkv-lmdb-floor"
     )
+
+
+def test_threads_sharing_a_db_count_hits_once_for_all_workers():
+    # With --threads shared, only worker 0 records the shared cache's hits.
+    measurements = [
+        Measurement("zeo", 2, 100, 1, _timing("hot", 0, 103, 206)),
+        Measurement("zeo", 2, 100, 1, _timing("hot", 1, 103, None)),
+    ]
+    result = RunResult(["zeo"], [100], [2], ["hot"], 1, measurements=measurements)
+    (row,) = insight_rows(result, 2, {}, [])
+    assert (row.cells[0].value, row.cells[0].detail) == (1.0, {"hits": 206, "misses": 0})

@@ -150,12 +150,13 @@ def _cache_row(
         timings = [t for ts in result.timings_for(key).values() for t in ts]
         if not timings:
             cells.append(_unmeasured(result, key, footnotes))
-        elif any(t.cache_hits is None for t in timings):
+        elif all(t.cache_hits is None for t in timings):
             reason = f"{database}: no client cache between the connections and the storage"
             cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
         else:
+            # Threads sharing one DB: worker 0 records the cache's hits for all workers.
             hits = sum(t.cache_hits or 0 for t in timings)
-            misses = sum(max(0, t.loads - (t.cache_hits or 0)) for t in timings)
+            misses = max(0, sum(t.loads for t in timings) - hits)
             lookups = hits + misses
             rate = hits / lookups if lookups else None
             text = "no loads" if rate is None else f"{100 * rate:.1f} %"
