@@ -55,3 +55,12 @@ def test_hot_alone_reads_once_untimed_first():
 def test_phases_without_meaning_plan_no_read_stage():
     _writes, reads = plan_stages(["add", "warm", "prefetch", "steamin"])
     assert reads == []
+
+
+def test_etc_floors_conf_is_local_conf_plus_two_floors(tmp_path):
+    from conftest import ETC
+
+    config = load_config(str(ETC / "floors.conf"), str(tmp_path))
+    local = load_config(str(ETC / "local.conf"), str(tmp_path))
+    assert config.names == [*local.names, "lmdb", "sqlite_kv"]
+    assert [config.databases[name].backend for name in ("lmdb", "sqlite_kv")] == ["lmdb", "sqlite"]
