@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pathlib
 
 import pytest
 import transaction
@@ -110,3 +111,20 @@ def test_cachesim_refuses_a_file_that_is_no_trace(write_config, tmp_path):
         f"zodbshootout cachesim: error: {not_a_trace} is not a ZEO cache trace "
         "(written with --cache-trace)"
     )
+
+
+@pytest.mark.zeo
+def test_cachesim_reports_a_damaged_trace_in_one_line(write_config, tmp_path):
+    config = load_config(write_config(configs.embedded_zeo("db")), str(tmp_path))
+    trace = trace_path(str(tmp_path / "db"), "read", 0)
+    with _traced_database(config, "db", trace) as db:
+        _write_then_read(db, rounds=1)
+    damaged = tmp_path / "damaged.trace"
+    # The start record, then bytes that are no trace records.
+    damaged.write_bytes(pathlib.Path(trace).read_bytes()[:26] + bytes(range(256)) * 8)
+    done = run_cli("cachesim", str(damaged), "--sizes", "64KB,1MB,4MB")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"zodbshootout cachesim: error: {damaged} is not a readable ZEO cache trace ("
+    )
+    assert len(done.stderr.splitlines()) == 1
