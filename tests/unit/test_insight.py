@@ -128,6 +128,11 @@ def test_the_classic_csv_has_no_insight_rows_nor_their_footnotes():
     assert "cache hit rate" not in csv_text
     assert "no client cache" not in csv_text
     assert "[1] fs (concurrency 2): worker 1 died" in csv_text
+    # Index keys/s are rates: the csv has them.
+    keyed = format_csv(_result(index_entries=2))
+    assert any(
+        line.startswith('"Add 100 Objects: index keys/s (1 + 2 per object)"') for line in keyed
+    )
     markdown = "\n".join(format_markdown(result))
     assert "| Read 100 Hot Objects: cache hit rate" in markdown
     assert "fs: no client cache between the connections and the storage" in markdown

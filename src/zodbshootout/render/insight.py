@@ -74,22 +74,31 @@ def insight_rows(
     concurrency: int,
     rates: dict[CellKey, float | None],
     footnotes: list[str],
+    kinds: tuple[str, ...] | None = None,
 ) -> list[InsightRow]:
     """The insight rows of one concurrency block; new footnotes are appended to *footnotes*.
 
     *rates* holds the block's aggregated objects/s (None where unmeasured), as
-    the main table shows them.
+    the main table shows them; *kinds* limits the rows to those kinds (None: all).
     """
+    wanted = {
+        CACHE_HIT_RATE: _has_cache_counts(result),
+        SHARED_CACHE_HIT_RATE: _has_shared_counts(result),
+        BYTES_PER_OBJECT: _has_size_readings(result),
+        INDEX_KEYS_PER_SECOND: bool(index_entries(result)),
+    }
+    if kinds is not None:
+        wanted = {kind: shown and kind in kinds for kind, shown in wanted.items()}
     rows: list[InsightRow] = []
     for count in result.object_counts:
         for phase in result.phases:
-            if phase in CACHE_PHASES and _has_cache_counts(result):
+            if phase in CACHE_PHASES and wanted[CACHE_HIT_RATE]:
                 rows.append(_cache_row(result, concurrency, count, phase, footnotes))
-            if phase in CACHE_PHASES and _has_shared_counts(result):
+            if phase in CACHE_PHASES and wanted[SHARED_CACHE_HIT_RATE]:
                 rows.append(_shared_row(result, concurrency, count, phase, footnotes))
-            if phase in SIZE_PHASES and _has_size_readings(result):
+            if phase in SIZE_PHASES and wanted[BYTES_PER_OBJECT]:
                 rows.append(_size_row(result, concurrency, count, phase, footnotes))
-            if phase in KEY_PHASES and index_entries(result):
+            if phase in KEY_PHASES and wanted[INDEX_KEYS_PER_SECOND]:
                 rows.append(_keys_row(result, concurrency, count, phase, rates, footnotes))
     return rows
 

@@ -32,7 +32,7 @@ class Block:
     concurrency: int
     rows: list[tuple[str, list[Cell]]] = field(default_factory=list)
     #: Cache hit rates, bytes/object and index keys/s (see zodbshootout.render.insight);
-    #: shown by markdown, table and json, not by the classic csv.
+    #: markdown, table and json show them all, the classic csv only index keys/s.
     insight: list[InsightRow] = field(default_factory=list)
 
 
@@ -44,8 +44,14 @@ class Table:
     notes: list[str]
 
 
-def build_table(result: RunResult, aggregate: str = "mean", insight: bool = True) -> Table:
-    """Lay out *result*: a block per concurrency level, a row per count and phase."""
+def build_table(
+    result: RunResult, aggregate: str = "mean", insight: tuple[str, ...] | None = None
+) -> Table:
+    """Lay out *result*: a block per concurrency level, a row per count and phase.
+
+    *insight* names the kinds of insight rows to add (see render.insight);
+    None: all of them.
+    """
     footnotes: list[str] = []
     blocks = []
     for concurrency in result.concurrencies:
@@ -59,8 +65,7 @@ def build_table(result: RunResult, aggregate: str = "mean", insight: bool = True
                     cells.append(_cell(result, key, aggregate, footnotes))
                     rates[key] = cells[-1].rate
                 block.rows.append((phase_label(phase, count), cells))
-        if insight:  # the classic csv has no insight rows, nor their footnotes
-            block.insight = insight_rows(result, concurrency, rates, footnotes)
+        block.insight = insight_rows(result, concurrency, rates, footnotes, insight)
         blocks.append(block)
     return Table(result.databases, blocks, footnotes, [*result.notes, *derived_notes(result)])
 
