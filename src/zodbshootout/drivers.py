@@ -36,7 +36,7 @@ def describe_open_error(error: BaseException) -> str:
     if missing:
         extra = extra_for_module(missing)
         if extra:
-            hint = f"pip install 'zodbshootout[{extra}]'"
+            hint = f"pip install '.[{extra}]' in the zodbshootout checkout"
         else:
             package = _PACKAGE_FOR_MODULE.get(missing.split(".")[0], missing)
             hint = f"pip install {package}, or name an installed driver in the section"

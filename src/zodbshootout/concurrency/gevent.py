@@ -52,7 +52,7 @@ _REPLY_GRACE_SECONDS = 30.0
 def gevent_missing() -> str | None:
     """Why --gevent can't run here, or None when gevent is installed."""
     if importlib.util.find_spec("gevent") is None:
-        return "--gevent needs gevent: pip install 'zodbshootout[gevent]'"
+        return "--gevent needs gevent: pip install '.[gevent]' in the zodbshootout checkout"
     return None
 
 
