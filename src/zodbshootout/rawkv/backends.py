@@ -53,7 +53,8 @@ def _import(backend: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise CellError(
-            f"the {backend} floor needs the {package} package: pip install zodbshootout[rawkv]"
+            f"the {backend} floor needs the {package} package: pip install '.[rawkv]' "
+            f"in the zodbshootout checkout (or pip install {package})"
         ) from None
 
 
