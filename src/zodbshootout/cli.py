@@ -2,9 +2,10 @@
 
 Only this module and :mod:`zodbshootout.subcommands` (the outputs and the
 show/compare/plot/export subcommands) print.  The table goes to stdout,
-progress and errors to stderr.  Exit codes: 0 every cell measured, 1 some cells failed (each says
-why), 2 nothing could be run (bad usage, configuration or environment),
-130/143 interrupted by SIGINT/SIGTERM (what was measured is still printed).
+progress and errors to stderr.  Exit codes: 0 every cell measured, 1 some
+cells failed (each says why) or a result file could not be saved, 2 nothing
+could be run (bad usage, configuration or environment), 130/143 interrupted
+by SIGINT/SIGTERM (what was measured is still printed).
 """
 
 from __future__ import annotations
@@ -496,6 +497,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         return report_error(e, args, internal=True)
     code = exit_code(result)
+    if outputs.save_failed and code == EXIT_OK:
+        code = EXIT_CELLS_FAILED  # measured, but the file asked for is not there
     if code == EXIT_USAGE:
         for line in format_setup_errors(result):
             print(line, file=sys.stderr)

@@ -5,21 +5,20 @@ derived rates), the failures and notes, and the run's metadata (environment,
 options, configuration with passwords redacted, start and end times), so
 that ``show``, ``compare``, ``plot`` and ``export`` can recompute anything.
 
-:func:`save` is atomic: it writes a temporary file beside the target and
-renames it over the target, so a reader (or a run killed mid-write) never
-sees half a document.  The runner calls it after every database.
+:func:`save` is atomic (see :mod:`zodbshootout.outputfile`): a reader, or a
+run killed mid-write, never sees half a document.  The runner calls it after
+every database.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
-import tempfile
 from typing import Any
 
 from zodbshootout.errors import UsageError
+from zodbshootout.outputfile import check_output_target, write_atomically
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 
 #: What the ``format`` key of every result file says.
@@ -146,36 +145,7 @@ def save(result: RunResult, path: str) -> None:
     write_atomically(path, dumps(result))
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write *text* to a temporary file beside *path*, fsync it, and rename it over *path*.
-
-    ``-`` writes to stdout.  A failure leaves the previous file untouched and
-    no temporary file behind.
-    """
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(
-        dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
-    try:
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(handle, 0o666 & ~umask)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+__all__ = ["check_output_target", "dumps", "load", "loads", "save", "write_atomically"]
 
 
 def load(path: str) -> RunResult:

@@ -64,14 +64,18 @@ class RunOutputs:
     """The files a run writes, kept up to date as databases finish.
 
     The result file is rewritten (atomically) after every database, so an
-    interruption or a crash later keeps everything measured so far.
+    interruption or a crash later keeps everything measured so far.  A save
+    that fails makes the run fail (``save_failed``), and the message says
+    what the path holds instead: never an earlier file taken for this run's.
     """
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.output: str | None = getattr(args, "output", None)
         self.pyperf: str | None = getattr(args, "pyperf", None)
         self.format: str = getattr(args, "format", None) or "csv"
-        self.save_failed = False
+        self.save_failed = False  # a final save failed: the run fails too
+        self._warned = False  # an intermediate save failed (said once)
+        self._saved: set[str] = set()  # paths this run has written at least once
         for path in (self.output, self.pyperf):
             _check_writable(path)
 
@@ -92,19 +96,18 @@ class RunOutputs:
         if self.output and self.output != "-":
             try:
                 resultfile.save(result, self.output)
-            except OSError as e:
-                if not self.save_failed:
-                    print(
-                        f"zodbshootout: warning: cannot save {self.output}: {e.strerror or e}",
-                        file=sys.stderr,
-                    )
-                self.save_failed = True
+                self._saved.add(self.output)
+            except (OSError, UsageError) as e:
+                if not self._warned:
+                    print(f"zodbshootout: warning: {_save_error(self.output, e)}", file=sys.stderr)
+                self._warned = True
 
     def finish(self, result: RunResult) -> None:
         """Write the final files: the result (with its end time) and the pyperf suite.
 
-        A file that can't be written is reported on stderr; the table is still
-        printed, since the measurements are worth more than the file.
+        A file that can't be written is reported on stderr and sets
+        ``save_failed``; the table is still printed, since the measurements
+        are worth more than the file.
         """
         files = []
         if self.output:
@@ -116,10 +119,23 @@ class RunOutputs:
         for path, text in files:
             try:
                 resultfile.write_atomically(path, text)
-            except OSError as e:
+                self._saved.add(path)
+            except (OSError, UsageError) as e:
+                self.save_failed = True
                 print(
-                    f"zodbshootout: error: cannot save {path}: {e.strerror or e}", file=sys.stderr
+                    f"zodbshootout: error: {_save_error(path, e)}{self._left_at(path)}",
+                    file=sys.stderr,
                 )
+
+    def _left_at(self, path: str) -> str:
+        """What a failed save leaves at *path*, so nobody takes it for this run's result."""
+        if path in self._saved:
+            return f"; {path} holds this run's results only up to the last database saved"
+        if os.path.lexists(path):
+            return (
+                f"; {path} is left as it was: it still holds an earlier file, not this run's result"
+            )
+        return ""
 
     @property
     def table_on_stdout(self) -> bool:
@@ -127,17 +143,21 @@ class RunOutputs:
         return self.output != "-"
 
 
+def _save_error(path: str, error: OSError | UsageError) -> str:
+    """``cannot save PATH: reason`` (a refused target says so in its own words)."""
+    if isinstance(error, UsageError):
+        return str(error)
+    return f"cannot save {path}: {error.strerror or error}"
+
+
 def _check_writable(path: str | None) -> None:
     """Refuse before the run, not after it, an output file that can't be written."""
     if not path or path == "-":
         return
+    resultfile.check_output_target(path)
     directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path}: the directory {directory} does not exist")
     if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"cannot write {path}: permission denied")
-    if os.path.isdir(path):
-        raise UsageError(f"cannot write {path}: it is a directory")
 
 
 def print_table(

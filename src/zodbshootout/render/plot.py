@@ -13,9 +13,11 @@ matplotlib is the optional extra ``zodbshootout[plot]``; without it
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from zodbshootout.errors import UsageError
+from zodbshootout.outputfile import check_output_target, write_atomically
 from zodbshootout.results import CellKey, RunResult
 from zodbshootout.stats import cell_stats
 
@@ -38,14 +40,18 @@ def plot_result(result: RunResult, path: str, aggregate: str = "mean") -> None:
     extension = path.rsplit(".", 1)[-1].lower() if "." in path else ""
     if extension not in _FORMATS:
         raise UsageError(f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf")
+    check_output_target(path)
     plt = _pyplot()
     figure = build_figure(result, aggregate)
+    image = io.BytesIO()
     try:
-        figure.savefig(path, dpi=110)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+        figure.savefig(image, format=extension, dpi=110)
     finally:
         plt.close(figure)
+    try:
+        write_atomically(path, image.getvalue())
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def build_figure(result: RunResult, aggregate: str = "mean") -> Any:

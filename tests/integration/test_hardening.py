@@ -1,0 +1,95 @@
+"""Hardening against hostile or unlucky input, each case as a real process runs it.
+
+Every output target is made inside tmp_path (a FIFO, a symlink, a directory,
+a socket, a device node): no test names a system path, since as root a tool
+that replaced /dev/null would break the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import stat
+import time
+
+import pytest
+
+from conftest import run_cli
+
+IN_MEMORY = """
+<zodb mem>
+  <mappingstorage/>
+</zodb>
+"""
+
+# A run that measures something in one process: one thread, one phase.
+QUICK = ("-n", "5", "-c", "1", "-r", "1", "-q", "--threads", "add")
+
+
+# --- 1. -o and --pyperf never replace what is not a regular file ---------------------
+
+
+def make_target(tmp_path, kind: str) -> tuple[str, contextlib.ExitStack]:
+    """A path of *kind* inside tmp_path, and what keeps it alive (a listening socket)."""
+    keep = contextlib.ExitStack()
+    path = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "symlink":
+        (tmp_path / "pointed-at.json").write_text("the user's file\n")
+        path.symlink_to(tmp_path / "pointed-at.json")
+    elif kind == "dangling-symlink":
+        path.symlink_to(tmp_path / "nowhere.json")
+    elif kind == "socket":
+        server = keep.enter_context(socket.socket(socket.AF_UNIX))
+        server.bind(str(path))
+    elif kind == "device":
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("making a device node needs root")
+    return str(path), keep
+
+
+def file_type(path: str) -> int:
+    return stat.S_IFMT(os.lstat(path).st_mode)
+
+
+KINDS = ("fifo", "directory", "symlink", "dangling-symlink", "socket", "device")
+
+
+@pytest.mark.parametrize("option", ["-o", "--pyperf"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_non_regular_target_is_refused_and_left_as_it_was(tmp_path, write_config, option, kind):
+    config = write_config(IN_MEMORY)
+    target, keep = make_target(tmp_path, kind)
+    with keep:
+        before = file_type(target)
+        started = time.monotonic()
+        # A real process: a tool that opened the FIFO would block, not fail.
+        done = run_cli(config, *QUICK, option, target, timeout=60)
+        elapsed = time.monotonic() - started
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"zodbshootout: error: refusing to write {target}: ")
+        assert "- for stdout" in done.stderr
+        assert file_type(target) == before
+        assert elapsed < 30
+    if kind == "symlink":
+        assert (tmp_path / "pointed-at.json").read_text() == "the user's file\n"
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_a_parent_that_is_a_file_is_refused_before_the_run(tmp_path, write_config):
+    config = write_config(IN_MEMORY)
+    (tmp_path / "plain").write_text("x")
+    target = tmp_path / "plain" / "run.json"
+    done = run_cli(config, *QUICK, "-o", str(target), timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"the directory {tmp_path / 'plain'} is not a directory" in done.stderr
