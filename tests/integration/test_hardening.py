@@ -16,6 +16,7 @@ import time
 import pytest
 
 from conftest import run_cli
+from support import configs
 
 IN_MEMORY = """
 <zodb mem>
@@ -25,6 +26,7 @@ IN_MEMORY = """
 
 # A run that measures something in one process: one thread, one phase.
 QUICK = ("-n", "5", "-c", "1", "-r", "1", "-q", "--threads", "add")
+QUICK_PROCESSES = ("-n", "5", "-c", "1", "-r", "1", "-q", "add")
 
 
 # --- 1. -o and --pyperf never replace what is not a regular file ---------------------
@@ -93,3 +95,24 @@ def test_a_parent_that_is_a_file_is_refused_before_the_run(tmp_path, write_confi
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert f"the directory {tmp_path / 'plain'} is not a directory" in done.stderr
+
+
+# --- 4. An embedded ZEO server that cannot start says why ----------------------------
+
+
+@pytest.mark.zeo
+def test_an_embedded_server_that_cannot_start_shows_its_own_error(tmp_path, write_config):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "zeo.fs").write_text("not a FileStorage\n")
+    config = write_config(configs.embedded_zeo("zeo"))
+    done = run_cli(config, *QUICK_PROCESSES, env={"ZODBSHOOTOUT_DATA": str(data)}, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "seek of closed file" not in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "zodbshootout: error: zeo: the embedded ZEO server did not start: " in done.stderr
+    # FileStorage's own complaint about the file, as the server printed it.
+    assert "zeo.fs" in done.stderr
+    assert "FileStorageFormatError" in done.stderr
+    assert (data / "zeo.fs").read_text() == "not a FileStorage\n"
