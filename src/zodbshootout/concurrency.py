@@ -307,6 +307,8 @@ class ThreadSession:
     def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
         if self._broken:
             return StageOutcome(error=self._broken)
+        # Opening the workers' databases counts against the timeout too.
+        deadline = time.monotonic() + timeout_seconds
         try:
             worker_dbs = self._worker_databases(tasks)
         except CellError as e:
@@ -337,7 +339,6 @@ class ThreadSession:
             )
             for task, worker_db in zip(tasks, worker_dbs, strict=True)
         ]
-        deadline = time.monotonic() + timeout_seconds
         try:
             for thread in threads:
                 thread.start()

@@ -250,8 +250,19 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
     outcome = StageOutcome()
     errors: list[str] = []
     secondary: list[str] = []
+    # Starting the workers counts against the timeout: hundreds of them on
+    # a busy machine can take longer than the stage itself.
+    deadline = time.monotonic() + timeout_seconds
+    start_timed_out = False
     try:
         for task in tasks:
+            if time.monotonic() > deadline:
+                start_timed_out = True
+                errors.append(
+                    f"timed out: the {len(tasks)} workers did not start within "
+                    f"{timeout_seconds:g} s (raise --timeout, or lower -c)"
+                )
+                break
             reader, writer = context.Pipe(duplex=False)
             process = context.Process(
                 target=_worker_main,
@@ -264,8 +275,7 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
             writer.close()
         lifeline_reader.close()
         pending = {reader: (task, process) for task, process, reader in running}
-        deadline = time.monotonic() + timeout_seconds
-        while pending:
+        while pending and not start_timed_out:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 errors.append(

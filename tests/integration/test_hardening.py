@@ -116,3 +116,53 @@ def test_an_embedded_server_that_cannot_start_shows_its_own_error(tmp_path, writ
     assert "zeo.fs" in done.stderr
     assert "FileStorageFormatError" in done.stderr
     assert (data / "zeo.fs").read_text() == "not a FileStorage\n"
+
+
+# --- 5. --timeout covers starting the workers ---------------------------------------
+
+
+def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir, monkeypatch):
+    """Starting workers that takes longer than --timeout is a timeout, not a wait.
+
+    Each start is made slow (as with hundreds of workers on a busy machine);
+    the stage would run well within the timeout once they all had started.
+    """
+    from zodbshootout import workers
+    from zodbshootout.config import load_config
+    from zodbshootout.phases import plan_stages
+    from zodbshootout.storage import open_database, populate
+
+    config = load_config(write_config(configs.sqlite("db")), data_dir)
+    db = open_database(config.source, "db", [], client_label="populate", config=config)
+    populate(db, 4)
+    db.close()
+    process_class = workers._process_context().Process
+    start = process_class.start
+
+    def slow_start(self):
+        time.sleep(1.0)
+        start(self)
+
+    monkeypatch.setattr(process_class, "start", slow_start)
+    (write, _read) = plan_stages(["add"])
+    tasks = [
+        workers.StageTask(
+            source=config.source,
+            database="db",
+            server_addresses=(),
+            worker=worker,
+            object_count=1,
+            object_size_bytes=128,
+            steps=tuple(write),
+            barrier_timeout_seconds=2.0,
+        )
+        for worker in range(4)
+    ]
+    started = time.monotonic()
+    outcome = workers.run_stage_in_processes(tasks, 2.0)
+    elapsed = time.monotonic() - started
+    assert outcome.error is not None
+    assert outcome.error.startswith("timed out: the 4 workers did not start within 2 s")
+    assert outcome.timings == []
+    # Gave up when the time was up, without starting the rest.
+    assert elapsed < 4 * 1.0
