@@ -8,6 +8,7 @@ that replaced /dev/null would break the machine.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import stat
@@ -166,3 +167,34 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
     assert outcome.timings == []
     # Gave up when the time was up, without starting the rest.
     assert elapsed < 4 * 1.0
+
+
+# --- 7. Passwords are masked in their fields, not as words ----------------------------
+
+
+@pytest.mark.postgresql
+def test_a_password_equal_to_ordinary_words_masks_only_the_password(tmp_path, write_config):
+    from conftest import POSTGRESQL_HOST, POSTGRESQL_PORT, require_server
+
+    require_server("postgresql")
+    pytest.importorskip("psycopg2")
+    # No such database: the server names it in its error, which must stay readable.
+    where = f"host={POSTGRESQL_HOST} port={POSTGRESQL_PORT}"
+    config = write_config(f"""
+        <zodb pg>
+          <relstorage>
+            <postgresql>
+              driver psycopg2
+              dsn dbname=zodbshootout_eco user=zodbshootout password=zodbshootout {where}
+            </postgresql>
+          </relstorage>
+        </zodb>
+        {configs.sqlite("local")}
+    """)
+    saved = tmp_path / "run.json"
+    done = run_cli(config, *QUICK_PROCESSES, "-o", str(saved), timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert 'database "zodbshootout_eco" does not exist' in done.stdout
+    assert "***" not in done.stdout
+    recorded = json.loads(saved.read_text())["metadata"]["config"]["text"]
+    assert "dbname=zodbshootout_eco user=zodbshootout password=*** host" in recorded
