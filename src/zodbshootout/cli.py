@@ -350,6 +350,26 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError(str(e)) from None
 
 
+def refuse_unmeasurable(config: Any, options: RunOptions) -> None:
+    """A UsageError when no cell could be measured in the chosen concurrency mode.
+
+    E.g. MappingStorage and DemoStorage only, in process mode: their data
+    lives in one process's memory.  When some cell can be measured, the
+    others fail with a footnote instead.
+    """
+    from zodbshootout.concurrency import mode_problem
+
+    first = None
+    for name, factory in config.databases.items():
+        for concurrency in options.concurrencies:
+            problem = mode_problem(options.mode, options.threads, concurrency, factory)
+            if problem is None:
+                return
+            first = first or f"{name}: {problem}"
+    if first:
+        raise UsageError(f"nothing can be measured: {first}")
+
+
 @contextlib.contextmanager
 def data_directory() -> Iterator[str]:
     """Where embedded databases live: $ZODBSHOOTOUT_DATA, or a temporary directory."""
@@ -377,6 +397,10 @@ def format_progress(event: ProgressEvent) -> str:
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C but with its own exit code."""
+
+
+def _raise_terminated(_signum: int, _frame: Any) -> None:
+    raise _Terminated()
 
 
 @contextlib.contextmanager
@@ -474,6 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return main_subcommand(argv)
     args = None
+    # SIGTERM from here on unwinds like Ctrl-C, so the temporary data
+    # directory is removed whenever it comes (the run installs its own handler).
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
         args = build_parser().parse_intermixed_args(bind_optional_values(argv))
@@ -484,6 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.makedirs(options.profile_dir, exist_ok=True)
         with data_directory() as data_dir:
             config = load_config(args.config, data_dir)
+            refuse_unmeasurable(config, options)
             options = _confirm_zaps(args, options, config.names)
             diagnostics.configure_logging(options.log, find_secrets(config.source.text))
             outputs = RunOutputs(args)
@@ -491,11 +519,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         outputs.finish(result)
     except (UsageError, ConfigError, OSError) as e:
         return report_error(e, args)
+    except _Terminated:
+        return EXIT_SIGTERM
     except KeyboardInterrupt:
         # Interrupted before or after the run itself: nothing to show.
         return EXIT_SIGINT
     except Exception as e:
         return report_error(e, args, internal=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
     code = exit_code(result)
     if outputs.save_failed and code == EXIT_OK:
         code = EXIT_CELLS_FAILED  # measured, but the file asked for is not there

@@ -33,6 +33,7 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
+from zodbshootout.drivers import install_hint
 from zodbshootout.errors import CellError, UsageError
 
 _PROGRAM = (
@@ -49,7 +50,7 @@ _REPLY_GRACE_SECONDS = 30.0
 def gevent_missing() -> str | None:
     """Why --gevent can't run here, or None when gevent is installed."""
     if importlib.util.find_spec("gevent") is None:
-        return "--gevent needs gevent: pip install 'zodbshootout[gevent]'"
+        return f"--gevent needs gevent: {install_hint('gevent')}"
     return None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import stat
 import time
@@ -198,3 +199,87 @@ def test_a_password_equal_to_ordinary_words_masks_only_the_password(tmp_path, wr
     assert "***" not in done.stdout
     recorded = json.loads(saved.read_text())["metadata"]["config"]["text"]
     assert "dbname=zodbshootout_eco user=zodbshootout password=*** host" in recorded
+
+
+# --- 8. Smaller: SIGTERM cleans up; memory-only configs; the missing driver's extra ---------
+
+
+def test_sigterm_before_the_run_leaves_no_temporary_data_directory(tmp_path):
+    """SIGTERM while the configuration is read (here: a FIFO nobody writes)."""
+    from support.processes import start_cli
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    config = tmp_path / "config.fifo"
+    os.mkfifo(config)
+    cli = start_cli(str(config), "-q", env={"TMPDIR": str(temporary)})
+    try:
+        deadline = time.monotonic() + 30
+        while not any(temporary.iterdir()):
+            assert time.monotonic() < deadline, "the data directory was never made"
+            assert cli.poll() is None, cli.communicate()
+            time.sleep(0.05)
+        cli.send_signal(signal.SIGTERM)
+        _stdout, stderr = cli.communicate(timeout=30)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert list(temporary.iterdir()) == []
+
+
+@pytest.mark.parametrize("storage", ["<mappingstorage/>", "<demostorage/>"])
+def test_a_configuration_of_memory_storages_only_is_a_usage_error(write_config, storage):
+    config = write_config(f"<zodb mem>\n  {storage}\n</zodb>\n")
+    started = time.monotonic()
+    done = run_cli(config, "-n", "5", "-r", "1", timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("zodbshootout: error: nothing can be measured: mem: ")
+    assert "--threads" in done.stderr
+    assert time.monotonic() - started < 30
+    # With threads the same configuration is measured.
+    assert run_cli(config, *QUICK, timeout=60).returncode == 0
+
+
+# Run the command in an interpreter where the given modules can't be imported,
+# as on an install without the extra that provides them.
+_WITHOUT_MODULES = """
+import sys
+for name in sys.argv[1].split(","):
+    sys.modules[name] = None
+from zodbshootout.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_missing_postgresql_driver_names_the_extra_to_install(write_config):
+    import subprocess
+    import sys
+
+    config = write_config("""
+        <zodb pg>
+          <relstorage>
+            <postgresql>
+              dsn dbname=never host=127.0.0.1 port=1
+            </postgresql>
+          </relstorage>
+        </zodb>
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_MODULES, "psycopg2,pg8000,psycopg2cffi", config, "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "'auto'" not in done.stderr
+    assert done.stderr == (
+        "zodbshootout: error: pg: no PostgreSQL driver is installed: pip install "
+        "'.[postgresql]' in a checkout of zodbshootout, or name an installed driver in "
+        "the section\n"
+    )

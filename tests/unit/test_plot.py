@@ -53,5 +53,5 @@ def test_unknown_image_type_is_a_usage_error(tmp_path):
 
 def test_missing_matplotlib_names_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(UsageError, match=r"pip install 'zodbshootout\[plot\]'"):
+    with pytest.raises(UsageError, match=r"pip install '\.\[plot\]' in a checkout"):
         plot_result(sample_result(), str(tmp_path / "chart.png"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from zodbshootout.drivers import install_hint
 from zodbshootout.errors import UsageError
 from zodbshootout.outputfile import check_output_target, write_atomically
 from zodbshootout.results import CellKey, RunResult
@@ -28,7 +29,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("plotting needs matplotlib: pip install 'zodbshootout[plot]'") from None
+        raise UsageError(f"plotting needs matplotlib: {install_hint('plot')}") from None
     matplotlib.use("Agg")  # files only; never open a window
     import matplotlib.pyplot as plt
 
