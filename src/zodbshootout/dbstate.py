@@ -14,12 +14,16 @@ first repetition and outside any timing:
    ``root['zodbshootout']['filler']``, written in batches of commits and
    kept between repetitions and runs (only the shortfall is written).
 4. ``--pack``: pack to the current time.  Storages without a pack (or whose
-   pack refuses, e.g. DemoStorage over a base) are reported in a note.
+   pack refuses, e.g. DemoStorage over a base) are reported in a note.  A
+   FileStorage is not packed when a file its pack would delete or replace
+   (``PATH.old``, ``PATH.pack``) exists, in whatever directory: the tool
+   did not make it.  The backup its own pack makes is removed.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -198,9 +202,9 @@ def pack(db: Any) -> str | None:
     return None
 
 
-def filestorage_paths(database_factory: Any) -> list[str]:
-    """Paths of the FileStorages a database section names, embedded servers' included."""
-    paths = []
+def filestorage_files(database_factory: Any) -> list[tuple[str, str | None]]:
+    """(path, blob_dir) of the FileStorages a database section names, embedded servers' included."""
+    found = []
     todo = [database_factory.config.storage]
     while todo:
         factory = todo.pop(0)
@@ -208,23 +212,58 @@ def filestorage_paths(database_factory: Any) -> list[str]:
         if config is None:
             continue
         if type(factory).__name__ == "FileStorage" and getattr(config, "path", None):
-            paths.append(config.path)
+            found.append((config.path, getattr(config, "blob_dir", None)))
         for value in vars(config).values():
             children = value if isinstance(value, list | tuple) else [value]
             todo.extend(child for child in children if hasattr(child, "config"))
+    return found
+
+
+def filestorage_paths(database_factory: Any) -> list[str]:
+    """Paths of the FileStorages a database section names, embedded servers' included."""
+    return [path for path, _blob_dir in filestorage_files(database_factory)]
+
+
+def pack_files(database_factory: Any) -> list[str]:
+    """The files and directories a FileStorage pack deletes or replaces.
+
+    ``PATH.old`` (the previous contents, which a pack first deletes),
+    ``PATH.pack`` (the file it packs into) and ``BLOB_DIR.old``.
+    """
+    paths = []
+    for path, blob_dir in filestorage_files(database_factory):
+        paths.extend([path + ".old", path + ".pack"])
+        if blob_dir:
+            paths.append(blob_dir.rstrip(os.sep) + ".old")
     return paths
 
 
-def pack_would_replace(database_factory: Any, data_dir: str) -> list[str]:
-    """``PATH.old`` files outside *data_dir* that packing would overwrite.
+def pack_would_replace(database_factory: Any) -> list[str]:
+    """The files that packing would delete or replace and that exist already.
 
-    FileStorage's pack replaces ``PATH.old`` (its previous pack's backup):
-    a file the tool must not delete unless it is in the tool's own data
-    directory or the user named the database with --zap.
+    Whatever directory they are in (a data directory the user chose holds
+    the user's files), the tool did not make them, so it must not touch them.
     """
-    ours = os.path.join(os.path.abspath(data_dir), "") if data_dir else None
-    return [
-        path + ".old"
-        for path in filestorage_paths(database_factory)
-        if os.path.exists(path + ".old") and not (ours and os.path.abspath(path).startswith(ours))
-    ]
+    return [path for path in pack_files(database_factory) if os.path.lexists(path)]
+
+
+def pack_own_files(db: Any, database_factory: Any) -> str | None:
+    """Pack *db* unless that would replace a file the tool did not make.
+
+    Returns None on success, else why it was not packed.  The backup the
+    pack leaves (``PATH.old``) is the tool's own: it is removed, so that
+    the next run can pack again, and nothing of the tool's is left behind.
+    """
+    existing = pack_would_replace(database_factory)
+    if existing:
+        return (
+            f"packing would replace {existing[0]}, which zodbshootout did not make; move "
+            "it away, or name the database with --zap"
+        )
+    problem = pack(db)
+    for path in pack_files(database_factory):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
+    return problem

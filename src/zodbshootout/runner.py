@@ -329,27 +329,14 @@ class Runner:
                 }
             if options.pack:
                 report("packing (--pack)")
-                problem = self._pack_problem(name, zapping)
-                if problem is None:
+                if zapping:  # the user allowed erasing everything
                     problem = dbstate.pack(db)
+                else:
+                    problem = dbstate.pack_own_files(db, self.config.databases[name])
                 if problem:
                     self.result.notes.append(f"{name}: not packed: {problem}")
         finally:
             db.close()
-
-    def _pack_problem(self, name: str, zapping: bool) -> str | None:
-        """Why --pack must not pack *name*, or None."""
-        if zapping:
-            return None
-        backups = dbstate.pack_would_replace(
-            self.config.databases[name], self.config.source.data_dir
-        )
-        if backups:
-            return (
-                f"packing would replace {backups[0]} (the backup FileStorage kept at its "
-                f"last pack); move it away, or name the database with --zap {name}"
-            )
-        return None
 
     def _tasks(
         self,

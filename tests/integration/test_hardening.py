@@ -283,3 +283,39 @@ def test_a_missing_postgresql_driver_names_the_extra_to_install(write_config):
         "'.[postgresql]' in a checkout of zodbshootout, or name an installed driver in "
         "the section\n"
     )
+
+
+# --- 6. --pack never deletes or replaces a file the tool did not make ----------------
+
+
+@pytest.mark.zeo
+@pytest.mark.parametrize("leftover", ["zeo_pcache.fs.old", "zeo_pcache.fs.pack"])
+def test_pack_leaves_a_users_files_in_a_chosen_data_directory_alone(
+    tmp_path, write_config, leftover
+):
+    """The user set ZODBSHOOTOUT_DATA: files there are the user's, not the tool's."""
+    data = tmp_path / "chosen"
+    data.mkdir()
+    (data / leftover).write_text("the user's backup\n")
+    config = write_config(configs.embedded_zeo("zeo_pcache"))
+    env = {"ZODBSHOOTOUT_DATA": str(data)}
+    args = ("-n", "5", "-c", "1", "-r", "1", "-q", "add", "--pack", "--min-objects", "20")
+    first = run_cli(config, *args, env=env, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert (data / leftover).read_text() == "the user's backup\n"
+    assert f"zeo_pcache: not packed: packing would replace {data / leftover}" in first.stdout
+
+
+@pytest.mark.zeo
+def test_pack_can_pack_again_what_it_packed_before(tmp_path, write_config):
+    """The backup a pack makes is the tool's: it is removed, so the next run packs too."""
+    data = tmp_path / "chosen"
+    data.mkdir()
+    config = write_config(configs.embedded_zeo("zeo_fs"))
+    env = {"ZODBSHOOTOUT_DATA": str(data)}
+    args = ("-n", "5", "-c", "1", "-r", "1", "-q", "add", "--pack", "--min-objects", "20")
+    for _ in range(2):
+        done = run_cli(config, *args, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "not packed" not in done.stdout
+        assert not (data / "zeo_fs.fs.old").exists()
