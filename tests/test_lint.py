@@ -1,4 +1,4 @@
-"""The code stays ruff-clean and type-checks: the suite fails otherwise."""
+"""The code stays ruff-clean, ruff-formatted and type-checks: the suite fails otherwise."""
 
 import shutil
 import subprocess
@@ -12,10 +12,11 @@ from conftest import ROOT
 @pytest.mark.parametrize(
     "command",
     [
-        [sys.executable, "-m", "ruff", "check", "src", "tests"],
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "docs"],
+        [sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "docs"],
         [sys.executable, "-m", "mypy"],
     ],
-    ids=["ruff", "mypy"],
+    ids=["ruff", "ruff-format", "mypy"],
 )
 def test_checker_is_clean(command):
     module = command[2]

@@ -2,7 +2,7 @@
 
 Each one is selected by name like a phase and shown as its own row; none
 runs by default.  They run at the end of the read stage, in the order of
-:data:`BENCHMARKS`, with the same prepare (untimed) → barrier → run (timed)
+:data:`PHASES`, with the same prepare (untimed) → barrier → run (timed)
 → barrier → verify (untimed) steps as the classic phases.  Every benchmark
 does *N* units of work per worker, so the table's ``c × N ÷ seconds`` is
 units per second: OIDs, stored objects, commits, or objects read or updated.
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import transaction
 import zodbpickle.pickle
@@ -51,28 +51,8 @@ from ZODB.utils import z64
 
 from zodbshootout.errors import CellError, DataMismatch
 from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
-from zodbshootout.results import CONFLICT_COUNTING_PHASES
+from zodbshootout.phase_record import READ, Phase, WorkerScope
 from zodbshootout.storage import ROOT_KEY, connection_in_transaction, container_of
-
-if TYPE_CHECKING:
-    from zodbshootout.phases import WorkerScope
-
-#: The extra benchmarks, in the order a read stage runs them.
-BENCHMARKS = (
-    "new_oid",
-    "store",
-    "tpc",
-    "commit",
-    "readcurrent",
-    "conflicts",
-    "readcurrent_conflicts",
-)
-
-#: Benchmarks that read the objects the write stage wrote.
-NEEDS_WRITTEN_DATA = frozenset({"readcurrent"})
-
-#: Benchmarks that report conflicts (PhaseTiming.conflicts).
-COUNTS_CONFLICTS = frozenset(CONFLICT_COUNTING_PHASES)
 
 #: Key of the benchmarks' shared objects below root[ROOT_KEY].
 AREA_KEY = "benchmarks"
@@ -123,7 +103,7 @@ def setup(
     Called after populate in every repetition, so every repetition starts
     from the same state.  Does nothing when no selected benchmark needs them.
     """
-    wanted = {"readcurrent", "conflicts", "readcurrent_conflicts"} & set(selected)
+    wanted = {p.name for p in PHASES if p.uses_shared_area and p.name in selected}
     with connection_in_transaction(db) as conn:
         top = conn.root()[ROOT_KEY]
         if not wanted:
@@ -132,9 +112,9 @@ def setup(
             return
         area = top[AREA_KEY] = PersistentMapping()
         area["markers"] = PersistentMapping((w, Marker()) for w in range(concurrency))
-        for phase in ("conflicts", "readcurrent_conflicts"):
-            if phase in wanted:
-                area[phase] = PersistentMapping(
+        for phase in PHASES:
+            if phase.counts_conflicts and phase.name in wanted:
+                area[phase.name] = PersistentMapping(
                     (index, SharedObject()) for index in range(object_count)
                 )
 
@@ -182,22 +162,25 @@ def _raw_work(scope: WorkerScope, records: list[tuple[bytes, bytes, bytes]]) -> 
     return RawWork(storage, records, own_instance=False)
 
 
-def prepare(phase: str, scope: WorkerScope) -> Any:
-    """Untimed work before the barrier; the result is handed to the timed run."""
-    if phase in ("new_oid", "tpc"):
-        return _raw_work(scope, [])
-    if phase == "store":
-        work = _raw_work(scope, [])
-        payloads = make_payloads(scope.worker, scope.object_count, STORED, scope.object_size_bytes)
-        work.records = [(work.storage.new_oid(), raw_record(p), p) for p in payloads]
-        return work
-    if phase == "readcurrent":
-        # Fill the pickle cache, so that the timed run measures readCurrent
-        # and the commit's checks rather than loads.
-        _read_own(scope, read_current=False)
-    if phase in COUNTS_CONFLICTS:
-        return make_payloads(scope.worker, scope.object_count, CONTENDED, scope.object_size_bytes)
-    return None
+def _prepare_raw(scope: WorkerScope) -> RawWork:
+    return _raw_work(scope, [])
+
+
+def _prepare_store(scope: WorkerScope) -> RawWork:
+    work = _raw_work(scope, [])
+    payloads = make_payloads(scope.worker, scope.object_count, STORED, scope.object_size_bytes)
+    work.records = [(work.storage.new_oid(), raw_record(p), p) for p in payloads]
+    return work
+
+
+def _prepare_readcurrent(scope: WorkerScope) -> None:
+    # Fill the pickle cache, so that the timed run measures readCurrent
+    # and the commit's checks rather than loads.
+    _read_own(scope, read_current=False)
+
+
+def _prepare_contended(scope: WorkerScope) -> list[bytes]:
+    return make_payloads(scope.worker, scope.object_count, CONTENDED, scope.object_size_bytes)
 
 
 def _new_oid(scope: WorkerScope, work: RawWork) -> RawWork:
@@ -334,31 +317,74 @@ def _readcurrent_conflicts(scope: WorkerScope, payloads: list[bytes]) -> Contend
     return Contended(_retrying(scope, work), "reader")
 
 
-#: The timed part of each benchmark: ZODB or storage work only.
-RUNS: dict[str, Any] = {
-    "new_oid": _new_oid,
-    "store": _store,
-    "tpc": _tpc,
-    "commit": _commit,
-    "readcurrent": _readcurrent,
-    "conflicts": _conflicts,
-    "readcurrent_conflicts": _readcurrent_conflicts,
-}
+def _release(work: RawWork) -> None:
+    if work.own_instance:
+        work.storage.release()
 
 
-def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
-    """Untimed checks after a benchmark; a wrong result is a DataMismatch."""
-    if isinstance(outcome, RawWork) and outcome.own_instance:
-        outcome.storage.release()
-    if phase == "new_oid":
-        if len({oid for oid, _data, _payload in outcome.records}) != scope.object_count:
-            raise DataMismatch(f"worker {scope.worker} was given the same OID twice")
-    elif phase == "store":
-        _verify_stored(scope, outcome.records)
-    elif phase == "readcurrent" and not scope.blobs:
-        check_payloads(scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count)
-    elif phase in COUNTS_CONFLICTS and outcome.role == "writer":
-        _verify_shared(scope, phase)
+def _verify_new_oid(scope: WorkerScope, work: RawWork) -> None:
+    _release(work)
+    if len({oid for oid, _data, _payload in work.records}) != scope.object_count:
+        raise DataMismatch(f"worker {scope.worker} was given the same OID twice")
+
+
+def _verify_store(scope: WorkerScope, work: RawWork) -> None:
+    _release(work)
+    _verify_stored(scope, work.records)
+
+
+def _verify_tpc(_scope: WorkerScope, work: RawWork) -> None:
+    _release(work)
+
+
+def _verify_readcurrent(scope: WorkerScope, read: list[bytes]) -> None:
+    if not scope.blobs:
+        check_payloads(scope.worker, read, UPDATED, scope.object_size_bytes, scope.object_count)
+
+
+def _verify_contended(phase: str) -> Any:
+    def verify(scope: WorkerScope, outcome: Contended) -> None:
+        if outcome.role == "writer":
+            _verify_shared(scope, phase)
+
+    return verify
+
+
+#: The extra benchmarks, in the order a read stage runs them.
+PHASES = (
+    Phase("new_oid", READ, _new_oid, prepare=_prepare_raw, verify=_verify_new_oid, extra=True),
+    Phase("store", READ, _store, prepare=_prepare_store, verify=_verify_store, extra=True),
+    Phase("tpc", READ, _tpc, prepare=_prepare_raw, verify=_verify_tpc, extra=True),
+    Phase("commit", READ, _commit, extra=True),
+    Phase(
+        "readcurrent",
+        READ,
+        _readcurrent,
+        prepare=_prepare_readcurrent,
+        verify=_verify_readcurrent,
+        extra=True,
+        uses_shared_area=True,
+    ),
+    *(
+        Phase(
+            name,
+            READ,
+            run,
+            prepare=_prepare_contended,
+            verify=_verify_contended(name),
+            counts_conflicts=True,
+            extra=True,
+            uses_shared_area=True,
+        )
+        for name, run in (
+            ("conflicts", _conflicts),
+            ("readcurrent_conflicts", _readcurrent_conflicts),
+        )
+    ),
+)
+
+#: Their names, in that order.
+BENCHMARKS = tuple(phase.name for phase in PHASES)
 
 
 def _verify_stored(scope: WorkerScope, records: list[tuple[bytes, bytes, bytes]]) -> None:

@@ -16,16 +16,14 @@ file cache, which the tool does not (and without root cannot) empty.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ZODB.blob import Blob
 from ZODB.interfaces import IBlobStorage
 
+from zodbshootout import storages
 from zodbshootout.errors import CellError
-
-#: The files a blob cache holds, one per blob revision.
-_BLOB_SUFFIX = ".blob"
+from zodbshootout.storages.base import remove_blob_files
 
 
 def require_blob_support(db: Any, database: str = "") -> None:
@@ -68,17 +66,7 @@ def client_blob_cache_dir(storage: Any) -> str | None:
     blobs (FileStorage, shared blob directories) and for storages without
     blobs.
     """
-    module = type(storage).__module__
-    if module.startswith("ZEO."):
-        blob_dir = getattr(storage, "blob_dir", None)
-        if blob_dir and not getattr(storage, "shared_blob_dir", False):
-            return str(blob_dir)
-        return None
-    if module.startswith("relstorage."):
-        helper = getattr(storage, "blobhelper", None)
-        if helper is not None and type(helper).__name__ == "CacheBlobHelper":
-            return str(helper.blob_dir)
-    return None
+    return storages.kind_of(storage).blob_cache_dir(storage)
 
 
 def clear_blob_cache(storage: Any) -> int:
@@ -87,16 +75,4 @@ def clear_blob_cache(storage: Any) -> int:
     Only ``*.blob`` files go: the cache's layout marker, lock and temporary
     directory stay, so the client keeps working and fetches each blob again.
     """
-    cache_dir = client_blob_cache_dir(storage)
-    if cache_dir is None or not os.path.isdir(cache_dir):
-        return 0
-    removed = 0
-    for directory, _subdirs, files in os.walk(cache_dir):
-        for name in files:
-            if name.endswith(_BLOB_SUFFIX):
-                try:
-                    os.remove(os.path.join(directory, name))
-                    removed += 1
-                except FileNotFoundError:
-                    pass  # another worker sharing the cache removed it first
-    return removed
+    return remove_blob_files(client_blob_cache_dir(storage))

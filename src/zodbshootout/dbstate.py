@@ -1,7 +1,7 @@
 """The state a database is measured in: wiped (``--zap``), packed, padded (``--min-objects``).
 
 All of this happens in the runner's process, once per database, before the
-first repetition and outside any timing:
+first repetition and outside any timing (:func:`prepare_database`):
 
 1. ``--zap``: only for databases the user named and confirmed (see
    :func:`databases_to_zap`).  RelStorage empties its tables
@@ -18,10 +18,14 @@ first repetition and outside any timing:
    FileStorage is not packed when a file its pack would delete or replace
    (``PATH.old``, ``PATH.pack``) exists, in whatever directory: the tool
    did not make it.  The backup its own pack makes is removed.
+
+Before every repetition :func:`fill_for_repetition` resets the workers'
+containers and the extra benchmarks' shared objects.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import time
@@ -32,9 +36,19 @@ from typing import Any
 import transaction
 from BTrees.LOBTree import LOBTree
 
+from zodbshootout import benchmarks, storages
+from zodbshootout.config import LoadedConfig
 from zodbshootout.errors import UsageError
 from zodbshootout.objects import BenchmarkObject, make_payload
-from zodbshootout.storage import ROOT_KEY, check_root_is_ours, connection_in_transaction
+from zodbshootout.options import RunOptions
+from zodbshootout.storage import (
+    ROOT_KEY,
+    check_root_is_ours,
+    connection_in_transaction,
+    open_database,
+    populate,
+)
+from zodbshootout.workload import container_factory
 
 #: Key of the filler objects below root[ROOT_KEY].
 FILLER_KEY = "filler"
@@ -117,10 +131,9 @@ def zap(db: Any) -> str:
     The caller closes *db* afterwards and opens it again: a wiped RelStorage
     has no root object until a new DB creates it.
     """
-    storage = db.storage
-    if hasattr(storage, "zap_all"):
-        storage.zap_all()
-        return "emptied its tables (zap_all)"
+    how = storages.kind_of(db.storage).zap(db.storage)
+    if how is not None:
+        return how
     with connection_in_transaction(db) as conn:
         conn.root().clear()
     problem = pack(db)
@@ -202,57 +215,21 @@ def pack(db: Any) -> str | None:
     return None
 
 
-def filestorage_files(database_factory: Any) -> list[tuple[str, str | None]]:
-    """(path, blob_dir) of the FileStorages a database section names, embedded servers' included."""
-    found = []
-    todo = [database_factory.config.storage]
-    while todo:
-        factory = todo.pop(0)
-        config = getattr(factory, "config", None)
-        if config is None:
-            continue
-        if type(factory).__name__ == "FileStorage" and getattr(config, "path", None):
-            found.append((config.path, getattr(config, "blob_dir", None)))
-        for value in vars(config).values():
-            children = value if isinstance(value, list | tuple) else [value]
-            todo.extend(child for child in children if hasattr(child, "config"))
-    return found
-
-
-def filestorage_paths(database_factory: Any) -> list[str]:
-    """Paths of the FileStorages a database section names, embedded servers' included."""
-    return [path for path, _blob_dir in filestorage_files(database_factory)]
-
-
-def pack_files(database_factory: Any) -> list[str]:
-    """The files and directories a FileStorage pack deletes or replaces.
-
-    ``PATH.old`` (the previous contents, which a pack first deletes),
-    ``PATH.pack`` (the file it packs into) and ``BLOB_DIR.old``.
-    """
-    paths = []
-    for path, blob_dir in filestorage_files(database_factory):
-        paths.extend([path + ".old", path + ".pack"])
-        if blob_dir:
-            paths.append(blob_dir.rstrip(os.sep) + ".old")
-    return paths
-
-
 def pack_would_replace(database_factory: Any) -> list[str]:
-    """The files that packing would delete or replace and that exist already.
+    """The files packing would delete or replace that exist already.
 
     Whatever directory they are in (a data directory the user chose holds
     the user's files), the tool did not make them, so it must not touch them.
     """
-    return [path for path in pack_files(database_factory) if os.path.lexists(path)]
+    return [path for path in storages.pack_backups(database_factory) if os.path.lexists(path)]
 
 
 def pack_own_files(db: Any, database_factory: Any) -> str | None:
     """Pack *db* unless that would replace a file the tool did not make.
 
     Returns None on success, else why it was not packed.  The backup the
-    pack leaves (``PATH.old``) is the tool's own: it is removed, so that
-    the next run can pack again, and nothing of the tool's is left behind.
+    pack leaves (FileStorage's ``PATH.old``) is the tool's own: it is
+    removed, so that the next run can pack again and nothing is left behind.
     """
     existing = pack_would_replace(database_factory)
     if existing:
@@ -261,9 +238,89 @@ def pack_own_files(db: Any, database_factory: Any) -> str | None:
             "it away, or name the database with --zap"
         )
     problem = pack(db)
-    for path in pack_files(database_factory):
+    for path in storages.pack_backups(database_factory):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         elif os.path.lexists(path):
             os.remove(path)
     return problem
+
+
+def prepare_database(
+    config: LoadedConfig,
+    name: str,
+    addresses: list[tuple[str, int]],
+    options: RunOptions,
+    report: Callable[[str], None],
+    note: Callable[[str], None],
+) -> dict[str, int] | None:
+    """Zap, check, fill and pack *name* as the options say, before any repetition.
+
+    The guard runs after a zap and before anything is written, so a
+    database with foreign data that was not zapped is refused untouched
+    (storage.ForeignDataError).  *report(stage)* tells the user what is slow;
+    *note(text)* is for under the table.  Returns the filler counts
+    (``present``, ``written``) with --min-objects, else None.
+    """
+    filler = None
+    zapping = name in options.zap
+    if not (zapping or options.min_objects or options.pack):
+        return None
+
+    def open_db() -> Any:
+        return open_database(config.source, name, addresses, client_label="state")
+
+    if zapping:
+        report("zapping (--zap)")
+        db = open_db()
+        try:
+            how = zap(db)
+        finally:
+            db.close()
+        note(f"{name}: zapped before the run: {how}")
+    db = open_db()
+    try:
+        refuse_foreign_data(db)
+        if options.min_objects:
+            report(f"writing filler objects (--min-objects {options.min_objects})")
+            populate(db, 0)  # creates the tool's root key if the database is new
+            written = ensure_filler(db, options.min_objects, options.object_size_bytes)
+            filler = {"present": filler_count(db), "written": written}
+        if options.pack:
+            report("packing (--pack)")
+            # With --zap the user allowed erasing everything, backups included.
+            problem = pack(db) if zapping else pack_own_files(db, config.databases[name])
+            if problem:
+                note(f"{name}: not packed: {problem}")
+    finally:
+        db.close()
+    return filler
+
+
+def repetition_filler(
+    concurrency: int, count: int, phases: tuple[str, ...], btrees: str | None
+) -> Callable[[Any], None]:
+    """:func:`fill_for_repetition` for one cell, as a picklable ``fill(db)``."""
+    return functools.partial(
+        fill_for_repetition,
+        concurrency=concurrency,
+        count=count,
+        phases=phases,
+        container_factory=container_factory(btrees),
+    )
+
+
+def fill_for_repetition(
+    db: Any,
+    concurrency: int,
+    count: int,
+    phases: tuple[str, ...],
+    container_factory: Any,
+) -> None:
+    """Reset the workers' containers and the benchmarks' shared objects (picklable by name).
+
+    Runs before every repetition, in the process where the session's
+    workers will find the data (a gevent session's child for MappingStorage).
+    """
+    populate(db, concurrency, container_factory)
+    benchmarks.setup(db, list(phases), concurrency, count)

@@ -11,9 +11,13 @@ ACTION is ``kill`` (SIGKILL itself), ``exit`` (leave without a word, as a
 crashed interpreter does), ``raise`` (an unexpected exception), ``oom`` (a
 MemoryError) or ``hang`` (sleep until stopped).  ``*`` as DATABASE matches
 every database.  The hook fires after the barrier that starts the phase and
-before the worker reads its clock, so it never adds to a measured duration;
-when the variable is unset (every real run) it costs one dictionary lookup
-per stage.  It is not a user feature and is documented only here.
+before the worker reads its clock, so it never adds to a measured duration.
+It is not a user feature and is documented only here.
+
+Only the command line reads the variable (:func:`from_environment`, once per
+run, into ``RunOptions.fault``); the runner hands the fault to each worker in
+its ``StageTask.fault``, so the worker loop never reads the environment and
+a run without the variable (every real run) carries None.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from zodbshootout.errors import UsageError
 
 VARIABLE = "ZODBSHOOTOUT_FAULT"
 ACTIONS = ("kill", "exit", "raise", "oom", "hang")
@@ -56,13 +63,24 @@ def parse_fault(text: str) -> Fault:
     return Fault(database, phase, int(worker), action)
 
 
-def fault_for(database: str, environ: dict[str, str] | None = None) -> Fault | None:
-    """The fault configured for *database* in this process's environment, if any."""
+def fault_for(database: str, environ: Mapping[str, str] | None = None) -> Fault | None:
+    """The fault *environ* (default: this process's environment) sets for *database*."""
+    fault = from_environment(environ)
+    return fault if fault is not None and fault.database in ("*", database) else None
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> Fault | None:
+    """The fault the tests asked for in ``ZODBSHOOTOUT_FAULT``, or None (every real run).
+
+    A malformed value is a UsageError: the tests' typo must not pass unnoticed.
+    """
     text = (os.environ if environ is None else environ).get(VARIABLE)
     if not text:
         return None
-    fault = parse_fault(text)
-    return fault if fault.database in ("*", database) else None
+    try:
+        return parse_fault(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def fire(fault: Fault) -> None:

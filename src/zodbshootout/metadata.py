@@ -91,10 +91,11 @@ def environment() -> dict[str, Any]:
 
 
 def options_metadata(options: RunOptions) -> dict[str, Any]:
-    """The run's options as JSON data (tuples become lists)."""
+    """The run's options as JSON data (tuples become lists); the tests' fault hook is left out."""
     return {
         name: list(value) if isinstance(value, tuple) else value
         for name, value in dataclasses.asdict(options).items()
+        if name != "fault"
     }
 
 

@@ -5,11 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zodbshootout.diagnostics import LogSetup
+from zodbshootout.faults import Fault
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
 from zodbshootout.phases import ALL_PHASES, PHASES
 from zodbshootout.stats import AGGREGATES
 
 DEFAULT_OBJECT_SIZE_BYTES = 128
+
+#: How the workers run (see zodbshootout.concurrency): --threads, --gevent.
+PROCESSES = "processes"
+THREADS = "threads"
+GEVENT = "gevent"
+MODES = (PROCESSES, THREADS, GEVENT)
+#: Threads and greenlets: one DB for all workers (shared) or one each (unique).
+SHARED = "shared"
+UNIQUE = "unique"
+SHARINGS = (SHARED, UNIQUE)
 
 # Limits: values beyond them cannot finish or fit on any machine this tool
 # targets, so they are refused before anything starts (exit code 2).
@@ -54,10 +65,11 @@ class RunOptions:
     leaks: bool = False  # count object growth per phase in the workers (--leaks)
     log: LogSetup | None = None  # logging in the parent and the workers (--log)
     # Concurrency mode and object shapes (see concurrency and blobs).
-    mode: str = "processes"  # processes | threads | gevent (--threads, --gevent)
-    threads: str = "shared"  # threads and gevent: one DB for all (shared) or each (unique)
+    mode: str = PROCESSES  # processes | threads | gevent (--threads, --gevent)
+    threads: str = SHARED  # threads and gevent: one DB for all (shared) or each (unique)
     btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    fault: Fault | None = None  # tests only: a worker that fails on purpose (see faults)
 
     def __post_init__(self) -> None:
         problems = list(self.problems())
@@ -90,8 +102,6 @@ class RunOptions:
             found.append(f"unknown aggregate {self.aggregate!r}; choose from mean, min")
         if not self.timeout_seconds > 0:
             found.append("the timeout must be a positive number of seconds")
-        elif not self.timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            found.append(f"--timeout takes at most {MAX_TIMEOUT_SECONDS:,.0f} seconds (a week)")
         return found
 
     @property
@@ -124,6 +134,8 @@ def _limit_problems(options: RunOptions) -> list[str]:
             f"the objects per worker times the object size (-n × -s) may be at most "
             f"{MAX_TRANSACTION_BYTES:,} bytes: a worker holds its transaction in memory"
         )
+    if options.timeout_seconds > 0 and not options.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        found.append(f"--timeout takes at most {MAX_TIMEOUT_SECONDS:,.0f} seconds (a week)")
     if options.min_objects > MAX_MIN_OBJECTS:
         found.append(f"--min-objects takes at most {MAX_MIN_OBJECTS:,} objects")
     elif options.min_objects * options.object_size_bytes > MAX_FILLER_BYTES:
@@ -136,7 +148,6 @@ def _limit_problems(options: RunOptions) -> list[str]:
 
 def _workload_problems(options: RunOptions) -> list[str]:
     """What is wrong with the concurrency mode and the object shapes."""
-    from zodbshootout.concurrency import MODES, SHARINGS
     from zodbshootout.workload import CONTAINER_KINDS
 
     found = []

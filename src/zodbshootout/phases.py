@@ -1,4 +1,8 @@
-"""The seven phases: what each one does, which caches it starts without.
+"""The seven phases and the registry of every phase and benchmark.
+
+Each phase is a :class:`~zodbshootout.phase_record.Phase` record: what it
+runs, which caches it starts without, how it is prepared and checked.
+:data:`REGISTRY` holds the classic phases and the extra benchmarks alike.
 
 A worker runs a *stage* — the write stage (add, update) or the read stage
 (warm, cold, prefetch, hot, steamin) — as a list of :class:`Step`.  Each step
@@ -14,7 +18,7 @@ it is about to use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,25 +26,19 @@ import transaction
 
 from zodbshootout import benchmarks, blobs, caches
 from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
+from zodbshootout.phase_record import (
+    PICKLE,
+    READ,
+    STORAGE,
+    WRITE,
+    Phase,
+    WorkerScope,
+)
 from zodbshootout.storage import container_of
 
-WRITE_PHASES = ("add", "update")
-READ_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
-PHASES = WRITE_PHASES + READ_PHASES
-#: Everything selectable by name: the classic phases, then the extra
-#: benchmarks (see zodbshootout.benchmarks), which run only when named.
-ALL_PHASES = PHASES + benchmarks.BENCHMARKS
-
-#: What each phase's preparation empties before the barrier.
-CLEARS = {
-    "add": (),
-    "update": (),
-    "warm": (),
-    "cold": ("pickle", "storage"),
-    "prefetch": ("pickle", "storage"),
-    "hot": ("pickle",),
-    "steamin": (),
-}
+__all__ = ["ALL_PHASES", "PHASES", "READ_PHASES", "REGISTRY", "WRITE_PHASES", "Phase", "Step"]
+__all__ += ["WorkerScope", "counts_conflicts", "phases_failed_with", "plan_stages"]
+__all__ += ["prepare", "verify"]
 
 
 @dataclass(frozen=True)
@@ -51,63 +49,14 @@ class Step:
     timed: bool = True
 
 
-@dataclass
-class WorkerScope:
-    """What one worker's phases act on; built once per stage, outside timing."""
-
-    db: Any
-    worker: int
-    object_count: int
-    object_size_bytes: int
-    blobs: bool = False  # --blobs: the objects are ZODB blobs (see zodbshootout.blobs)
+def _prepare_add(scope: WorkerScope) -> list[bytes]:
+    if scope.blobs:
+        blobs.require_blob_support(scope.db)
+    return make_payloads(scope.worker, scope.object_count, 0, scope.object_size_bytes)
 
 
-def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
-    """The write and read stages that measure *selected* phases (in canonical order).
-
-    The write stage always adds and updates, because reads check the update's
-    values; a read stage is planned only when a read phase or an extra
-    benchmark is selected.
-    """
-    chosen = set(selected)
-    writes = [Step(phase, phase in chosen) for phase in WRITE_PHASES]
-    reads: list[Step] = []
-    for phase in READ_PHASES:
-        if phase not in chosen:
-            continue
-        if phase in ("hot", "steamin") and not reads:
-            # Fill the storage and pickle caches the way a cold read would.
-            reads.append(Step("cold", timed=False))
-        reads.append(Step(phase))
-    reads.extend(_benchmark_steps(chosen))
-    return writes, reads
-
-
-def _benchmark_steps(chosen: set[str]) -> list[Step]:
-    """The extra benchmarks run last in the read stage, after the classic reads.
-
-    There they find the update's data written (readcurrent reads it), run in
-    processes that wrote nothing, and can't change what a classic phase measures.
-    """
-    return [Step(phase) for phase in benchmarks.BENCHMARKS if phase in chosen]
-
-
-def prepare(phase: str, scope: WorkerScope) -> Any:
-    """Untimed work before the barrier: empty caches, build what will be written."""
-    if phase in benchmarks.RUNS:
-        return benchmarks.prepare(phase, scope)
-    clears = CLEARS[phase]
-    if "pickle" in clears:
-        caches.clear_pickle_cache(scope.db)
-    if "storage" in clears:
-        caches.clear_storage_caches(scope.db)
-    if phase == "add":
-        if scope.blobs:
-            blobs.require_blob_support(scope.db)
-        return make_payloads(scope.worker, scope.object_count, 0, scope.object_size_bytes)
-    if phase == "update":
-        return make_payloads(scope.worker, scope.object_count, UPDATED, scope.object_size_bytes)
-    return None
+def _prepare_update(scope: WorkerScope) -> list[bytes]:
+    return make_payloads(scope.worker, scope.object_count, UPDATED, scope.object_size_bytes)
 
 
 def _add(scope: WorkerScope, payloads: list[bytes]) -> None:
@@ -158,22 +107,80 @@ def _read_prefetched(scope: WorkerScope, _prepared: Any) -> list[bytes]:
     return _read(scope, prefetch=True)
 
 
-#: The timed part of each phase: ZODB work only.
-RUNS: dict[str, Callable[[WorkerScope, Any], Any]] = {
-    "add": _add,
-    "update": _update,
-    "warm": _read_plain,
-    "cold": _read_plain,
-    "prefetch": _read_prefetched,
-    "hot": _read_plain,
-    "steamin": _read_plain,
-    **benchmarks.RUNS,
-}
+def _check_update(scope: WorkerScope, read: list[bytes]) -> None:
+    """A read must return what update wrote."""
+    check_payloads(scope.worker, read, UPDATED, scope.object_size_bytes, scope.object_count)
 
 
-def verify(phase: str, scope: WorkerScope, outcome: Any) -> None:
-    """Untimed check after the phase: a read must return what update wrote."""
-    if phase in benchmarks.RUNS:
-        benchmarks.verify(phase, scope, outcome)
-    if phase in READ_PHASES:
-        check_payloads(scope.worker, outcome, UPDATED, scope.object_size_bytes, scope.object_count)
+_CLASSIC = (
+    Phase("add", WRITE, _add, prepare=_prepare_add),
+    Phase("update", WRITE, _update, prepare=_prepare_update),
+    Phase("warm", READ, _read_plain, verify=_check_update),
+    Phase("cold", READ, _read_plain, clears=(PICKLE, STORAGE), verify=_check_update),
+    Phase("prefetch", READ, _read_prefetched, clears=(PICKLE, STORAGE), verify=_check_update),
+    Phase(
+        "hot", READ, _read_plain, clears=(PICKLE,), verify=_check_update, fills_caches_first=True
+    ),
+    Phase("steamin", READ, _read_plain, verify=_check_update, fills_caches_first=True),
+)
+
+#: Every phase and benchmark by name, in the order a stage runs them.
+REGISTRY: dict[str, Phase] = {p.name: p for p in _CLASSIC + benchmarks.PHASES}
+
+WRITE_PHASES = tuple(p.name for p in _CLASSIC if p.stage == WRITE)
+READ_PHASES = tuple(p.name for p in _CLASSIC if p.stage == READ)
+PHASES = WRITE_PHASES + READ_PHASES
+#: Everything selectable by name: the classic phases, then the extra
+#: benchmarks (see zodbshootout.benchmarks), which run only when named.
+ALL_PHASES = tuple(REGISTRY)
+
+
+def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
+    """The write and read stages that measure *selected* phases (in canonical order).
+
+    The write stage always adds and updates, because reads check the update's
+    values; a read stage is planned only when a read phase or an extra
+    benchmark is selected.  The extra benchmarks run last in the read stage,
+    where they find the update's data written, run in processes that wrote
+    nothing, and can't change what a classic phase measures.
+    """
+    chosen = set(selected)
+    writes = [Step(name, name in chosen) for name in WRITE_PHASES]
+    reads: list[Step] = []
+    for phase in REGISTRY.values():
+        if phase.stage != READ or phase.name not in chosen:
+            continue
+        if phase.fills_caches_first and not reads:
+            # Fill the storage and pickle caches the way a cold read would.
+            reads.append(Step("cold", timed=False))
+        reads.append(Step(phase.name))
+    return writes, reads
+
+
+def phases_failed_with(stage: str, selected: Sequence[str]) -> list[str]:
+    """The selected phases a failure in *stage* leaves unmeasured (a write failure: all)."""
+    lost = (WRITE, READ) if stage == WRITE else (READ,)
+    return [name for name in selected if name in REGISTRY and REGISTRY[name].stage in lost]
+
+
+def counts_conflicts(name: str) -> bool:
+    """Whether phase *name* reports conflicts (False for names no longer known)."""
+    phase = REGISTRY.get(name)
+    return phase is not None and phase.counts_conflicts
+
+
+def prepare(name: str, scope: WorkerScope) -> Any:
+    """Untimed work before the barrier: empty caches, build what will be written."""
+    phase = REGISTRY[name]
+    if PICKLE in phase.clears:
+        caches.clear_pickle_cache(scope.db)
+    if STORAGE in phase.clears:
+        caches.clear_storage_caches(scope.db)
+    return phase.prepare(scope) if phase.prepare is not None else None
+
+
+def verify(name: str, scope: WorkerScope, outcome: Any) -> None:
+    """Untimed check after the phase (a DataMismatch when the outcome is wrong)."""
+    phase = REGISTRY[name]
+    if phase.verify is not None:
+        phase.verify(scope, outcome)

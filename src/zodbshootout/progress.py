@@ -1,4 +1,7 @@
-"""Show where a run is: one live status line on a terminal, plain lines elsewhere.
+"""Where a run is (the runner's ProgressEvent) and how to show it.
+
+The runner reports a :class:`ProgressEvent` at each step; the display shows
+one live status line on a terminal and plain lines elsewhere.
 
 On a terminal the status line is rewritten in place (carriage return, erase
 line) with the database, object count, concurrency, repetition, stage, the
@@ -12,9 +15,30 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
-from zodbshootout.runner import ProgressEvent
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """Where the run is; the CLI decides how (and whether) to show it."""
+
+    database: str
+    object_count: int
+    concurrency: int
+    repetition: int  # 1-based
+    repetitions: int
+    stage: str  # "start", "populate", "write", "read", "done", "failed"
+    detail: str = ""
+
+
+#: What the runner calls with each event (see make_progress for the CLI's).
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+def ignore_progress(_event: ProgressEvent) -> None:
+    pass
+
 
 #: How far into a repetition each stage starts, as a fraction of it: the
 #: write and read stages take most of the time, populating little.

@@ -37,8 +37,14 @@ FORMAT_NAME = "zodbshootout-result"
 #:     to the records with a default (e.g. ``conflicts``, ``object_growth``)
 #:     are additions to version 1: older readers ignore them, newer readers
 #:     default them.
-FORMAT_VERSION = 1
-READABLE_VERSIONS = (1,)
+#:   2 (round 2): ``refused``, ``setup_failed`` (database names) and ``signal``
+#:     (the interrupting signal's name, or null) are top-level keys; version 1
+#:     kept them in ``metadata``, from where a version 1 file is read.
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+
+#: Keys version 1 kept in ``metadata`` that are RunResult fields since version 2.
+_MOVED_FROM_METADATA = ("refused", "setup_failed", "signal")
 
 
 def to_document(result: RunResult) -> dict[str, Any]:
@@ -88,6 +94,8 @@ def from_document(document: Any, source: str = "result file") -> RunResult:
             f"{source} has result format version {version!r}; this zodbshootout reads "
             f"version {', '.join(map(str, READABLE_VERSIONS))} (upgrade zodbshootout)"
         )
+    if version == 1:
+        document = _upgrade_version_1(document)
     try:
         measurements = [
             Measurement(
@@ -110,6 +118,16 @@ def from_document(document: Any, source: str = "result file") -> RunResult:
         return RunResult(**fields)
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(f"{source} is damaged: {type(e).__name__}: {e}") from None
+
+
+def _upgrade_version_1(document: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 document as version 2 lays it out (the input is not changed)."""
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        return document
+    metadata = dict(metadata)
+    moved = {key: metadata.pop(key) for key in _MOVED_FROM_METADATA if key in metadata}
+    return {**document, "metadata": metadata, **moved}
 
 
 def dumps(result: RunResult) -> str:

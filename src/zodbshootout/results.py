@@ -10,9 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Phases whose workers count conflicts in PhaseTiming.conflicts.
-CONFLICT_COUNTING_PHASES = ("conflicts", "readcurrent_conflicts")
-
 
 @dataclass(frozen=True)
 class PhaseTiming:
@@ -88,6 +85,12 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
+    #: Databases refused because they hold data the tool did not write.
+    refused: list[str] = field(default_factory=list)
+    #: Databases of which nothing was measured (unreachable, refused, ...).
+    setup_failed: list[str] = field(default_factory=list)
+    #: The signal that interrupted the run ("SIGINT", "SIGTERM"), if one did.
+    signal: str | None = None
 
     def failure_for(self, key: CellKey) -> Failure | None:
         for failure in self.failures:
@@ -112,6 +115,22 @@ class RunResult:
             ):
                 by_repetition.setdefault(m.repetition, []).append(m.timing)
         return by_repetition
+
+    def unsettled_phases(self, database: str, object_count: int, concurrency: int) -> list[str]:
+        """The cell's phases neither measured nor failed yet, in run order."""
+        where = (database, object_count, concurrency)
+        done = {
+            m.phase
+            for m in self.measurements
+            if (m.database, m.object_count, m.concurrency) == where
+        }
+        failed = {
+            p
+            for f in self.failures
+            if (f.database, f.object_count, f.concurrency) == where
+            for p in f.phases
+        }
+        return [p for p in self.phases if p not in done | failed]
 
     @property
     def complete(self) -> bool:

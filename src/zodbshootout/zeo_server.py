@@ -9,6 +9,7 @@ never outlives the run that started it, even if that run is killed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -18,10 +19,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout.config import ConfigSource, LoadedConfig, parse_source
 from zodbshootout.errors import CellError
 
 START_TIMEOUT_SECONDS = 60.0
@@ -34,7 +36,7 @@ class ServerRequest:
 
     source: ConfigSource
     database: str
-    index: int  # position among the database's embedded sections (storage.embedded_zeo_sections)
+    index: int  # position among the database's embedded sections (storages.embedded_zeo_sections)
 
 
 class ZEOServerProcess:
@@ -121,6 +123,20 @@ class ZEOServerProcess:
         self.stop()
 
 
+@contextlib.contextmanager
+def embedded_servers(config: LoadedConfig, name: str) -> Iterator[list[tuple[str, int]]]:
+    """Start database *name*'s embedded ZEO servers; yield their addresses; always stop them."""
+    from zodbshootout.storages import embedded_zeo_sections
+
+    with contextlib.ExitStack() as stack:
+        addresses = []
+        for index in range(len(embedded_zeo_sections(config.databases[name]))):
+            server = ZEOServerProcess(ServerRequest(config.source, name, index))
+            stack.callback(server.stop)
+            addresses.append(server.address)
+        yield addresses
+
+
 def _encode(request: ServerRequest) -> dict[str, Any]:
     return asdict(request)
 
@@ -135,7 +151,7 @@ def serve(request: ServerRequest, report: Any = None) -> None:
     """Open the inner storage and serve it until told to stop (server process side)."""
     from ZEO.StorageServer import StorageServer
 
-    from zodbshootout.storage import embedded_zeo_sections
+    from zodbshootout.storages import embedded_zeo_sections
 
     config = parse_source(request.source)
     section = embedded_zeo_sections(config.databases[request.database])[request.index]

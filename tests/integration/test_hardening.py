@@ -129,7 +129,8 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
     Each start is made slow (as with hundreds of workers on a busy machine);
     the stage would run well within the timeout once they all had started.
     """
-    from zodbshootout import workers
+    from zodbshootout.concurrency import processes
+    from zodbshootout.concurrency.worker import StageTask
     from zodbshootout.config import load_config
     from zodbshootout.phases import plan_stages
     from zodbshootout.storage import open_database, populate
@@ -138,7 +139,7 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
     db = open_database(config.source, "db", [], client_label="populate", config=config)
     populate(db, 4)
     db.close()
-    process_class = workers._process_context().Process
+    process_class = processes._process_context().Process
     start = process_class.start
 
     def slow_start(self):
@@ -148,7 +149,7 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
     monkeypatch.setattr(process_class, "start", slow_start)
     (write, _read) = plan_stages(["add"])
     tasks = [
-        workers.StageTask(
+        StageTask(
             source=config.source,
             database="db",
             server_addresses=(),
@@ -161,7 +162,7 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
         for worker in range(4)
     ]
     started = time.monotonic()
-    outcome = workers.run_stage_in_processes(tasks, 2.0)
+    outcome = processes.run_stage_in_processes(tasks, 2.0)
     elapsed = time.monotonic() - started
     assert outcome.error is not None
     assert outcome.error.startswith("timed out: the 4 workers did not start within 2 s")

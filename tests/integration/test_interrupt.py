@@ -91,7 +91,7 @@ def test_a_signal_stops_everything_and_keeps_what_was_measured(
     # The result file was saved, and says so.
     saved = json.loads(result_file.read_text())
     assert saved["interrupted"] is True
-    assert saved["metadata"]["signal"] == signal.Signals(signum).name
+    assert saved["signal"] == signal.Signals(signum).name
     assert any(m["database"] == "first" for m in saved["measurements"])
     # Workers, the fork server and the ZEO server are gone.
     assert wait_until_session_empty(cli.pid) == []

@@ -182,8 +182,8 @@ def result_with(databases, failed=(), refused=(), setup_failed=(), measured=Fals
     result = RunResult(list(databases), [10], [1], ["add"], 1)
     for name in failed:
         result.failures.append(Failure(name, 1, 10, ("add",), "reason"))
-    result.metadata["refused"] = list(refused)
-    result.metadata["setup_failed"] = list(setup_failed)
+    result.refused = list(refused)
+    result.setup_failed = list(setup_failed)
     if measured:
         timing = PhaseTiming("add", 0, 0.1, 10, 0, None, None)
         result.measurements.append(Measurement(databases[0], 1, 10, 1, timing))
@@ -207,9 +207,9 @@ def test_exit_2_only_when_no_database_could_be_used():
 def test_interrupted_runs_exit_with_the_signal_that_stopped_them():
     result = result_with(["a"], measured=True)
     result.interrupted = True
-    result.metadata["signal"] = "SIGTERM"
+    result.signal = "SIGTERM"
     assert cli.exit_code(result) == cli.EXIT_SIGTERM
-    result.metadata["signal"] = "SIGINT"
+    result.signal = "SIGINT"
     assert cli.exit_code(result) == cli.EXIT_SIGINT
 
 

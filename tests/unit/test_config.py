@@ -3,7 +3,7 @@
 import pytest
 
 from zodbshootout.config import ConfigError, load_config
-from zodbshootout.storage import embedded_zeo_sections, single_process_reason
+from zodbshootout.storages import embedded_zeo_sections, single_process_reason
 
 
 def test_section_names_become_columns_in_file_order(write_config):
@@ -129,7 +129,7 @@ def test_filestorage_is_single_process_but_zeo_wrapped_is_not(write_config):
 
 
 def test_memory_storages_never_work_across_processes(write_config):
-    from zodbshootout.storage import process_mode_reason
+    from zodbshootout.storages import process_mode_reason
 
     path = write_config("""
         <zodb mem>

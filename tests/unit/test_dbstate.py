@@ -13,7 +13,7 @@ import ZODB
 from ZODB.FileStorage import FileStorage
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import dbstate
+from zodbshootout import dbstate, storages
 from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.errors import UsageError
 from zodbshootout.storage import ROOT_KEY, ForeignDataError, populate
@@ -232,7 +232,10 @@ def test_pack_would_replace_no_existing_file_in_any_directory(tmp_path):
     </zodb>
     """
     config = parse_source(ConfigSource(text, (tmp_path / "x.conf").as_uri(), str(mine)))
-    assert dbstate.filestorage_paths(config.databases["inside"]) == [f"{mine}/db.fs"]
+    assert storages.pack_backups(config.databases["inside"]) == [
+        f"{mine}/db.fs.old",
+        f"{mine}/db.fs.pack",
+    ]
     assert dbstate.pack_would_replace(config.databases["inside"]) == [f"{mine}/db.fs.old"]
     assert dbstate.pack_would_replace(config.databases["outside"]) == [
         f"{theirs}/db.fs.pack",

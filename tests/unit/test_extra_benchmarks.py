@@ -29,7 +29,7 @@ SIZE = 32
 def run_phase(phase, scope):
     """What a worker does with a step, minus barriers and clock."""
     prepared = phases.prepare(phase, scope)
-    outcome = phases.RUNS[phase](scope, prepared)
+    outcome = phases.REGISTRY[phase].run(scope, prepared)
     phases.verify(phase, scope, outcome)
     return outcome
 
@@ -180,7 +180,7 @@ def test_a_conflicting_commit_is_counted_and_retried(scope):
 
 
 def test_a_lost_shared_update_is_a_data_mismatch(scope):
-    outcome = phases.RUNS["conflicts"](scope, phases.prepare("conflicts", scope))
+    outcome = phases.REGISTRY["conflicts"].run(scope, phases.prepare("conflicts", scope))
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     conn.root()[ROOT_KEY][benchmarks.AREA_KEY]["conflicts"][3].writes = {}

@@ -18,7 +18,8 @@ from BTrees.OOBTree import OOBTree
 from persistent.mapping import PersistentMapping
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import blobs, cli, concurrency, thread_counting, workload
+from zodbshootout import blobs, cli, concurrency, workload
+from zodbshootout.concurrency import thread_counting, threads
 from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.objects import BenchmarkObject
 from zodbshootout.options import RunOptions
@@ -171,8 +172,8 @@ def test_only_processes_refuse_a_filestorage_with_several_workers(tmp_path):
 def test_a_worker_gets_its_own_connection_back_from_a_shared_pool():
     db = ZODB.DB(MappingStorage())
     try:
-        mine = concurrency._OwnConnectionView(db)
-        other = concurrency._OwnConnectionView(db)
+        mine = threads._OwnConnectionView(db)
+        other = threads._OwnConnectionView(db)
         first = mine.open(transaction.TransactionManager())
         theirs = other.open(transaction.TransactionManager())
         first.close()
@@ -250,7 +251,7 @@ def test_thread_meters_count_each_threads_loads_apart():
 
 
 def test_gevent_without_gevent_installed_is_a_usage_error(monkeypatch):
-    from zodbshootout import gevent_host
+    from zodbshootout.concurrency import gevent as gevent_host
 
     real_find_spec = gevent_host.importlib.util.find_spec
     monkeypatch.setattr(

@@ -5,12 +5,12 @@ import io
 from zodbshootout.progress import (
     LineProgress,
     NoProgress,
+    ProgressEvent,
     RunPlan,
     TerminalProgress,
     format_duration,
     make_progress,
 )
-from zodbshootout.runner import ProgressEvent
 
 PLAN = RunPlan(["zeo_fs", "sqlite"], [100], [2], repetitions=2)
 

@@ -15,7 +15,7 @@ from zodbshootout.results import PhaseTiming, RunResult
 
 def test_round_trip_is_lossless():
     result = sample_result()
-    result.metadata["refused"] = ["other"]
+    result.refused = ["other"]
     result.interrupted = True
     loaded = resultfile.loads(resultfile.dumps(result))
     assert loaded == result
@@ -130,3 +130,16 @@ def test_every_timing_field_round_trips_and_missing_optional_ones_default():
         for name in optional:
             row.pop(name, None)
     assert resultfile.from_document(document) == sample_result()
+
+
+def test_a_version_1_file_keeps_its_refused_setup_failed_and_signal():
+    """Version 1 kept these in metadata; they load into RunResult's own fields."""
+    document = json.loads(resultfile.dumps(sample_result()))
+    document["version"] = 1
+    for key in ("refused", "setup_failed", "signal"):
+        del document[key]
+    document["metadata"].update(refused=["a"], setup_failed=["a", "b"], signal="SIGTERM")
+    loaded = resultfile.from_document(document)
+    assert (loaded.refused, loaded.setup_failed, loaded.signal) == (["a"], ["a", "b"], "SIGTERM")
+    assert not {"refused", "setup_failed", "signal"} & set(loaded.metadata)
+    assert json.loads(resultfile.dumps(loaded))["version"] == 2

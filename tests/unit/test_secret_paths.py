@@ -40,7 +40,7 @@ def test_failures_and_progress_never_quote_the_password(write_config, tmp_path, 
     reasons = {f.database: f.reason for f in result.failures}
     assert set(reasons) == {"decoy", "files"}
     assert MASK in reasons["files"]
-    assert result.metadata["setup_failed"] == ["decoy", "files"]
+    assert result.setup_failed == ["decoy", "files"]
     everything = " ".join(
         [*reasons.values(), *(e.detail for e in events), caplog.text, repr(result.metadata)]
     )

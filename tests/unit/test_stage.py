@@ -5,11 +5,11 @@ import threading
 
 import pytest
 
+from zodbshootout.concurrency.worker import StageTask, execute_stage
 from zodbshootout.config import load_config
 from zodbshootout.errors import DataMismatch
 from zodbshootout.phases import Step, plan_stages
 from zodbshootout.storage import open_database, populate
-from zodbshootout.workers import StageTask, execute_stage
 
 N = 20
 

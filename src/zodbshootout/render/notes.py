@@ -10,7 +10,8 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from zodbshootout.results import CONFLICT_COUNTING_PHASES, RunResult
+from zodbshootout.phases import counts_conflicts
+from zodbshootout.results import RunResult
 
 #: PhaseTiming.object_growth's key for the net change of all types.
 GROWTH_TOTAL = "*total*"
@@ -30,7 +31,7 @@ def conflict_notes(result: RunResult) -> list[str]:
     totals: dict[tuple[str, int, int, str], list[int]] = {}
     repetitions: dict[tuple[str, int, int, str], set[int]] = {}
     for m in result.measurements:
-        if m.phase in CONFLICT_COUNTING_PHASES:
+        if counts_conflicts(m.phase):
             key = (m.database, m.object_count, m.concurrency, m.phase)
             totals.setdefault(key, []).append(m.timing.conflicts)
             repetitions.setdefault(key, set()).add(m.repetition)

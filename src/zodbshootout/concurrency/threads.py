@@ -1,35 +1,6 @@
-"""How the c workers run: processes (default), threads, or gevent greenlets.
+"""Threads mode (and gevent's greenlets): a stage's workers as threads of one process.
 
-The runner opens a *session* per repetition (:func:`open_session`), lets it
-populate the database, then runs the write stage and the read stage in it.
-
-processes
-    Each stage in c fresh worker processes (zodbshootout.workers); the
-    runner process populates.  A storage that only one process can open
-    (FileStorage, MappingStorage) can't be measured with c > 1.
-threads, ``--threads shared`` (the default for threads)
-    One DB in this process, opened before populate and closed after the read
-    stage, used by all c worker threads, as most threaded applications do.
-    Each worker gets a connection from the DB's pool and, within a stage,
-    the same connection back when it opens again (so update and steamin find
-    their own pickle cache, as a worker process would).  **warm** reads
-    through the DB that the writer threads used: whatever its pooled
-    connections' pickle caches and its storage client cache still hold —
-    with c = 1 that is everything, so warm equals steamin.
-threads, ``--threads unique``
-    One DB per worker thread, opened before each stage and closed after it,
-    so the read stage starts with new DB objects: **warm** then measures, as
-    with processes, only what outlives a DB (persistent client caches,
-    shared caches).  A storage that one process can open only once gets
-    opened once per repetition, with a DB per thread on top of it whose
-    invalidations reach the other DBs.
-gevent (``--gevent``, implies threads)
-    The same thread session, in a child process that gevent monkey-patches
-    before anything else is imported; the worker threads are greenlets.
-    RelStorage must use a driver that cooperates with gevent.
-
-In every mode each worker's counts are its own (see thread_counting for how
-threads' counts are split, and what a shared DB's cache hits mean).
+See zodbshootout.concurrency for what ``--threads shared`` and ``unique`` mean.
 """
 
 from __future__ import annotations
@@ -38,129 +9,23 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import transaction
 from ZODB.mvccadapter import MVCCAdapter
 from ZODB.utils import z64
 
-from zodbshootout import caches, thread_counting, workers
-from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout import caches, storages
+from zodbshootout.concurrency import thread_counting
+from zodbshootout.concurrency.session import SHARED, SessionSpec
+from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
+from zodbshootout.config import parse_source
 from zodbshootout.drivers import describe_open_error
 from zodbshootout.errors import CellError
-from zodbshootout.storage import (
-    ROOT_KEY,
-    open_database,
-    process_mode_reason,
-    single_process_reason,
-    storage_factories,
-)
-from zodbshootout.workers import StageOutcome, StageTask
-
-PROCESSES = "processes"
-THREADS = "threads"
-GEVENT = "gevent"
-MODES = (PROCESSES, THREADS, GEVENT)
-SHARED = "shared"
-UNIQUE = "unique"
-SHARINGS = (SHARED, UNIQUE)
+from zodbshootout.storage import ROOT_KEY, open_database
 
 #: Seconds a stage's threads get beyond the stage timeout to notice a broken barrier.
 _JOIN_GRACE_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class SessionSpec:
-    """What a session needs; plain data, sent to the gevent child as is."""
-
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
-    concurrency: int
-    mode: str = PROCESSES
-    sharing: str = SHARED  # threads and gevent only
-
-
-def describe_mode(mode: str, sharing: str) -> str:
-    """The mode as RunResult.metadata["concurrency_mode"] records it."""
-    return PROCESSES if mode == PROCESSES else f"{mode}:{sharing}"
-
-
-def warm_note(mode: str, sharing: str) -> str:
-    """What the table's warm row means when the workers were not processes."""
-    workers = "greenlets (--gevent)" if mode == GEVENT else "threads"
-    if sharing == SHARED:
-        return (
-            f"workers ran as {workers} sharing one DB: warm read through the DB the "
-            "writers used (its pooled pickle caches and its storage cache)"
-        )
-    return (
-        f"workers ran as {workers} with a DB each, opened anew for the read stage: "
-        "warm found only caches that outlive a DB"
-    )
-
-
-class Session(Protocol):
-    def populate(self, fill: Callable[[Any], None]) -> None: ...
-    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome: ...
-    def close(self) -> None: ...
-
-
-def open_session(spec: SessionSpec) -> Session:
-    """The session for *spec*'s mode; close it after the repetition."""
-    if spec.mode == THREADS:
-        return ThreadSession(spec)
-    if spec.mode == GEVENT:
-        from zodbshootout.gevent_host import GeventSession
-
-        return GeventSession(spec)
-    return ProcessSession(spec)
-
-
-def mode_problem(mode: str, sharing: str, concurrency: int, database_factory: Any) -> str | None:
-    """Why this mode can't measure this database at this concurrency, or None."""
-    if mode == PROCESSES:
-        return process_mode_reason(database_factory, concurrency)
-    if mode == GEVENT and sharing == UNIQUE and concurrency > 1 and _uses_zeo(database_factory):
-        return (
-            "--gevent with --threads unique needs a ZEO client per greenlet, but ZEO "
-            "clients each run an asyncio loop and only one can run in a gevent process; "
-            "use --gevent with --threads shared"
-        )
-    return None
-
-
-def _uses_zeo(database_factory: Any) -> bool:
-    return any(
-        type(factory).__name__ in ("ZEOClient", "EmbeddedZEO")
-        for factory in storage_factories(database_factory)
-    )
-
-
-class ProcessSession:
-    """Workers are processes; the runner's process populates."""
-
-    def __init__(self, spec: SessionSpec) -> None:
-        self.spec = spec
-
-    def populate(self, fill: Callable[[Any], None]) -> None:
-        db = open_database(
-            self.spec.source,
-            self.spec.database,
-            list(self.spec.server_addresses),
-            client_label="populate",
-        )
-        try:
-            fill(db)
-        finally:
-            db.close()
-
-    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
-        return workers.run_stage_in_processes(tasks, timeout_seconds)
-
-    def close(self) -> None:
-        pass
 
 
 class _OwnConnectionView:
@@ -203,7 +68,7 @@ def _take_from_pool(db: Any, conn: Any) -> Any:
 
 
 class _ThreadWorkerDatabase:
-    """workers.WorkerDatabase for a thread: per-thread counts; closes only its own DB."""
+    """worker.WorkerDatabase for a thread: per-thread counts; closes only its own DB."""
 
     def __init__(self, db: Any, meter: thread_counting.ThreadMeter, close: Callable[[], None]):
         self.db = db
@@ -234,7 +99,7 @@ class ThreadSession:
         self._config = parse_source(spec.source)
         factory = self._config.databases[spec.database]
         # A storage one process can open only once is opened once per session.
-        self._single = single_process_reason(factory) is not None
+        self._single = storages.single_process_reason(factory) is not None
         self._storage: Any = None
         self._adapters: list[Any] = []  # live MVCC adapters over self._storage
         self._shared_db: Any = None
@@ -313,63 +178,25 @@ class ThreadSession:
             worker_dbs = self._worker_databases(tasks)
         except CellError as e:
             return StageOutcome(error=str(e))
-        barrier = threading.Barrier(len(tasks))
-        results: dict[int, list[Any]] = {}
-        errors: list[str] = []
-        secondary: list[str] = []
-
-        def work(task: StageTask, worker_db: _ThreadWorkerDatabase) -> None:
-            try:
-                results[task.worker] = workers.execute_stage(task, barrier, worker_db=worker_db)
-            except threading.BrokenBarrierError:
-                secondary.append("another worker stopped")
-            except CellError as e:
-                barrier.abort()
-                errors.append(str(e))
-            except BaseException as e:
-                barrier.abort()
-                errors.append(f"{type(e).__name__}: {e}")
-
-        threads = [
-            threading.Thread(
-                target=work,
-                args=(task, worker_db),
-                name=f"zodbshootout-worker-{task.worker}",
-                daemon=True,
-            )
-            for task, worker_db in zip(tasks, worker_dbs, strict=True)
-        ]
+        stage = _ThreadStage(tasks, worker_dbs)
         try:
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(max(0.0, deadline - time.monotonic()))
+            stage.run(deadline)
         except BaseException:
             # Ctrl-C: release the workers waiting at a barrier; they stop at once.
-            barrier.abort()
-            for thread in threads:
-                thread.join(_JOIN_GRACE_SECONDS)
-            if any(thread.is_alive() for thread in threads):
+            if not stage.stop():
                 self._broken = "interrupted"
             raise
-        if any(thread.is_alive() for thread in threads):
-            barrier.abort()
-            for thread in threads:
-                thread.join(_JOIN_GRACE_SECONDS)
-            errors.insert(
+        if stage.alive():
+            stopped = stage.stop()
+            stage.errors.insert(
                 0,
                 f"timed out: a worker did not finish within {timeout_seconds:g} s "
                 "(raise --timeout for very large runs)",
             )
-            if any(thread.is_alive() for thread in threads):
+            if not stopped:
                 # A thread can't be stopped: this session's DB stays in use.
-                self._broken = errors[0]
-        if errors or secondary:
-            return StageOutcome(error=(errors or secondary)[0])
-        outcome = StageOutcome()
-        for task in tasks:
-            outcome.timings.extend(results[task.worker])
-        return outcome
+                self._broken = stage.errors[0]
+        return stage.outcome()
 
     def _worker_databases(self, tasks: list[StageTask]) -> list[_ThreadWorkerDatabase]:
         """Each worker's database, opened here one after another (untimed)."""
@@ -406,6 +233,63 @@ class ThreadSession:
             if self._storage is not None:
                 self._storage.close()
                 self._storage = None
+
+
+class _ThreadStage:
+    """One stage's worker threads, their results and their errors."""
+
+    def __init__(self, tasks: list[StageTask], worker_dbs: list[_ThreadWorkerDatabase]) -> None:
+        self.tasks = tasks
+        self.barrier = threading.Barrier(len(tasks))
+        self.results: dict[int, list[Any]] = {}
+        self.errors: list[str] = []
+        self.secondary: list[str] = []
+        self.threads = [
+            threading.Thread(
+                target=self._work,
+                args=(task, worker_db),
+                name=f"zodbshootout-worker-{task.worker}",
+                daemon=True,
+            )
+            for task, worker_db in zip(tasks, worker_dbs, strict=True)
+        ]
+
+    def _work(self, task: StageTask, worker_db: _ThreadWorkerDatabase) -> None:
+        try:
+            self.results[task.worker] = execute_stage(task, self.barrier, worker_db=worker_db)
+        except threading.BrokenBarrierError:
+            self.secondary.append("another worker stopped")
+        except CellError as e:
+            self.barrier.abort()
+            self.errors.append(str(e))
+        except BaseException as e:
+            self.barrier.abort()
+            self.errors.append(f"{type(e).__name__}: {e}")
+
+    def run(self, deadline: float) -> None:
+        """Start the threads and wait for them until *deadline* (time.monotonic)."""
+        for thread in self.threads:
+            thread.start()
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def alive(self) -> bool:
+        return any(thread.is_alive() for thread in self.threads)
+
+    def stop(self) -> bool:
+        """Break the barrier and give the threads a moment; True if all ended."""
+        self.barrier.abort()
+        for thread in self.threads:
+            thread.join(_JOIN_GRACE_SECONDS)
+        return not self.alive()
+
+    def outcome(self) -> StageOutcome:
+        if self.errors or self.secondary:
+            return StageOutcome(error=(self.errors or self.secondary)[0])
+        outcome = StageOutcome()
+        for task in self.tasks:
+            outcome.timings.extend(self.results[task.worker])
+        return outcome
 
 
 def _reserve_connections(db: Any, count: int) -> list[Any]:

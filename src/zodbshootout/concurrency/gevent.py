@@ -1,4 +1,4 @@
-"""``--gevent``: run a thread session in a child process that gevent monkey-patched.
+"""Gevent mode (``--gevent``): run a thread session in a child process that gevent monkey-patched.
 
 gevent must patch ``socket``, ``threading`` and friends before anything
 imports them, so neither the runner nor a test runner can be patched in
@@ -33,12 +33,15 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
+from zodbshootout import storages
+from zodbshootout.concurrency.worker import StageOutcome
 from zodbshootout.drivers import install_hint
 from zodbshootout.errors import CellError, UsageError
+from zodbshootout.storage import ForeignDataError
 
 _PROGRAM = (
     "from gevent import monkey; monkey.patch_all(); "
-    "from zodbshootout.gevent_host import main; main()"
+    "from zodbshootout.concurrency.gevent import main; main()"
 )
 _HEADER = struct.Struct("!Q")
 START_TIMEOUT_SECONDS = 120.0
@@ -136,8 +139,6 @@ class GeventSession:
             raise CellError(f"the gevent worker process died: {self._last_error()}") from None
         if reply[0] == "error":
             if reply[2:] == ("ForeignDataError",):
-                from zodbshootout.storage import ForeignDataError
-
                 raise ForeignDataError(reply[1])
             raise CellError(reply[1])
         return reply[1]
@@ -146,8 +147,6 @@ class GeventSession:
         self._call(("populate", fill), START_TIMEOUT_SECONDS)
 
     def run_stage(self, tasks: list[Any], timeout_seconds: float) -> Any:
-        from zodbshootout.workers import StageOutcome
-
         try:
             return self._call(
                 ("stage", tasks, timeout_seconds), timeout_seconds + _REPLY_GRACE_SECONDS
@@ -196,24 +195,15 @@ class GeventSession:
 
 
 def check_gevent_driver(db: Any) -> None:
-    """CellError when the storage's database driver would block every greenlet."""
-    adapter = getattr(db.storage, "_adapter", None)
-    driver = getattr(adapter, "driver", None)
-    cooperative = getattr(driver, "gevent_cooperative", None)
-    if cooperative is None or cooperative():
-        return
-    name = getattr(driver, "__name__", type(driver).__name__)
-    raise CellError(
-        f"--gevent: the database driver {name!r} blocks gevent's event loop; "
-        "name a gevent-compatible driver in the section ('driver gevent sqlite3', "
-        "'driver PyMySQL', 'driver pg8000', 'driver gevent MySQLdb' or "
-        "'driver gevent psycopg2')"
-    )
+    """CellError when the storage would block every greenlet (see StorageKind.gevent_problem)."""
+    problem = storages.kind_of(db.storage).gevent_problem(db.storage)
+    if problem:
+        raise CellError(f"--gevent: {problem}")
 
 
 def main() -> None:
     """The child's loop (after monkey-patching): serve requests until told to close."""
-    from zodbshootout.concurrency import ThreadSession
+    from zodbshootout.concurrency.threads import ThreadSession
 
     # Ctrl-C reaches the whole process group; the runner decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

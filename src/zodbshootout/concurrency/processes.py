@@ -1,0 +1,235 @@
+"""Processes mode: run a stage in c worker processes that start each phase together.
+
+The runner sends each worker a :class:`StageTask` (plain data); the worker
+opens the database itself, runs the stage's steps between barriers, and sends
+back a list of PhaseTiming.  A worker that fails aborts the barrier so the
+others stop at once; one that dies or hangs is noticed by the runner, which
+stops the rest: nothing waits forever and no worker outlives its stage.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, cast
+
+from zodbshootout.concurrency.session import SessionSpec
+from zodbshootout.concurrency.worker import Barrier, StageOutcome, StageTask, execute_stage
+from zodbshootout.errors import CellError
+from zodbshootout.redact import find_secrets, install_log_redaction, redact
+from zodbshootout.storage import open_database
+
+_log = logging.getLogger(__name__)
+
+# Modules the fork server imports once, so that each worker starts in
+# milliseconds instead of importing ZODB, ZEO and RelStorage again.
+_PRELOAD = ["zodbshootout.concurrency.processes", "ZEO.ClientStorage", "relstorage.storage"]
+
+
+def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None) -> None:
+    """Entry point of a worker process: run the stage, send back the result."""
+    # Ctrl-C goes to the whole process group; the runner decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if lifeline is not None:
+        threading.Thread(
+            target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline"
+        ).start()
+    install_log_redaction(find_secrets(task.source.text))
+    try:
+        connection.send(("ok", execute_stage(task, barrier)))
+    except threading.BrokenBarrierError:
+        connection.send(("broken", "another worker stopped"))
+    except CellError as e:
+        barrier.abort()
+        connection.send(("error", str(e)))
+    except BaseException as e:
+        barrier.abort()
+        detail = traceback.format_exc()
+        connection.send(("error", f"{type(e).__name__}: {e}", detail))
+    finally:
+        connection.close()
+
+
+def _watch_lifeline(lifeline: Any) -> None:
+    """Exit this worker as soon as the runner is gone.
+
+    A worker is a child of the fork server, not of the runner, and the fork
+    server outlives the runner as long as any of its children lives: if the
+    runner is killed (SIGKILL, OOM killer), nothing else would stop a worker
+    waiting at a barrier.  The runner never writes to the lifeline, so the
+    only thing recv() can return with is EOF.
+    """
+    try:
+        lifeline.recv()
+    except (EOFError, OSError):
+        pass
+    os._exit(1)
+
+
+_context: Any = None
+
+
+def _process_context() -> Any:
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(_PRELOAD)
+    return _context
+
+
+def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
+    """Run one process per task; wait at most *timeout_seconds* for all of them."""
+    context = _process_context()
+    barrier = context.Barrier(len(tasks))
+    # Only this process holds the lifeline's sending end; when it dies, even
+    # by SIGKILL, every worker reads EOF and exits (see _watch_lifeline).
+    lifeline_reader, lifeline = context.Pipe(duplex=False)
+    running: list[tuple[StageTask, Any, Connection]] = []
+    outcome = StageOutcome()
+    errors: list[str] = []
+    secondary: list[str] = []
+    # Starting the workers counts against the timeout: hundreds of them on
+    # a busy machine can take longer than the stage itself.
+    deadline = time.monotonic() + timeout_seconds
+    try:
+        started = _start_workers(context, tasks, barrier, lifeline_reader, deadline, running)
+        if not started:
+            errors.append(
+                f"timed out: the {len(tasks)} workers did not start within "
+                f"{timeout_seconds:g} s (raise --timeout, or lower -c)"
+            )
+        lifeline_reader.close()
+        pending = {reader: (task, process) for task, process, reader in running}
+        while pending and started:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                errors.append(
+                    f"timed out: a worker did not finish within {timeout_seconds:g} s "
+                    "(raise --timeout for very large runs)"
+                )
+                break
+            for ready in multiprocessing.connection.wait(list(pending), remaining):
+                # wait() is typed for sockets too; what we gave it are Connections.
+                reader = cast(Connection, ready)
+                task, process = pending.pop(reader)
+                _receive(reader, task, process, barrier, outcome, errors, secondary)
+    finally:
+        _stop_all([process for _task, process, _reader in running])
+        for _task, _process, reader in running:
+            reader.close()
+        lifeline_reader.close()
+        lifeline.close()
+    if errors or secondary:
+        outcome.error = (errors or secondary)[0]
+        outcome.timings = []
+    return outcome
+
+
+def _start_workers(
+    context: Any,
+    tasks: list[StageTask],
+    barrier: Barrier,
+    lifeline_reader: Connection,
+    deadline: float,
+    running: list[tuple[StageTask, Any, Connection]],
+) -> bool:
+    """Start a process per task into *running*; False if *deadline* passed first."""
+    for task in tasks:
+        if time.monotonic() > deadline:
+            return False
+        reader, writer = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker_main,
+            args=(task, barrier, writer, lifeline_reader),
+            name=f"zodbshootout-worker-{task.worker}",
+            daemon=True,
+        )
+        process.start()
+        running.append((task, process, reader))
+        writer.close()
+    return True
+
+
+def _receive(
+    reader: Connection,
+    task: StageTask,
+    process: Any,
+    barrier: Barrier,
+    outcome: StageOutcome,
+    errors: list[str],
+    secondary: list[str],
+) -> None:
+    """Take one worker's reply: its timings, or why it stopped (a death included)."""
+    try:
+        message: tuple[Any, ...] = reader.recv()
+    except EOFError:
+        process.join(5)
+        errors.append(f"worker {task.worker} died ({_exit_reason(process)})")
+        barrier.abort()
+        return
+    if message[0] == "ok":
+        outcome.timings.extend(message[1])
+    elif message[0] == "broken":
+        secondary.append(message[1])
+    else:
+        errors.append(message[1])
+        if len(message) > 2 and _log.isEnabledFor(logging.DEBUG):
+            detail = redact(message[2], find_secrets(task.source.text))
+            _log.debug("worker %s failed:\n%s", task.worker, detail)
+
+
+def _exit_reason(process: Any) -> str:
+    code = process.exitcode
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _stop_all(processes: list[Any]) -> None:
+    """Terminate what is still running, then kill what ignores SIGTERM."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(5)
+        if process.is_alive():
+            os.kill(process.pid, signal.SIGKILL)
+            process.join()
+
+
+class ProcessSession:
+    """Workers are processes; the runner's process populates."""
+
+    def __init__(self, spec: SessionSpec) -> None:
+        self.spec = spec
+
+    def populate(self, fill: Callable[[Any], None]) -> None:
+        db = open_database(
+            self.spec.source,
+            self.spec.database,
+            list(self.spec.server_addresses),
+            client_label="populate",
+        )
+        try:
+            fill(db)
+        finally:
+            db.close()
+
+    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
+        return run_stage_in_processes(tasks, timeout_seconds)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,172 @@
+"""The worker loop: one worker's stage, step by step, between barriers.
+
+The same loop runs in a worker process (concurrency.processes), a worker
+thread (concurrency.threads) or a greenlet (concurrency.gevent).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import pstats
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from zodbshootout import caches, diagnostics, faults, phases
+from zodbshootout.config import ConfigSource
+from zodbshootout.faults import Fault
+from zodbshootout.phases import Step, WorkerScope
+from zodbshootout.redact import find_secrets
+from zodbshootout.results import PhaseTiming
+from zodbshootout.storage import open_database
+
+
+class Barrier(Protocol):
+    def wait(self, timeout: float | None = None) -> int: ...
+    def abort(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class StageTask:
+    """Everything one worker needs for one stage; crosses the process boundary."""
+
+    source: ConfigSource
+    database: str
+    server_addresses: tuple[tuple[str, int], ...]
+    worker: int
+    object_count: int
+    object_size_bytes: int
+    steps: tuple[Step, ...]
+    barrier_timeout_seconds: float
+    profile_prefix: str | None = None  # path prefix; the phase and worker are appended
+    leaks: bool = False  # count gc-tracked objects around each timed phase (--leaks)
+    log: diagnostics.LogSetup | None = None  # --log: configured in the worker
+    blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    fault: Fault | None = None  # tests only: make this worker fail here (see faults)
+
+
+@dataclass
+class StageOutcome:
+    """The workers' timings, or why the stage failed."""
+
+    timings: list[PhaseTiming] = field(default_factory=list)
+    error: str | None = None
+
+
+class WorkerDatabase(Protocol):
+    """The database a worker uses, and how its loads are counted.
+
+    A worker process opens its own (:class:`OwnDatabase`); thread workers get
+    theirs from concurrency.threads, whose counts are split per thread.
+    """
+
+    db: Any
+
+    def start_counting(self) -> None: ...
+    def stop_counting(self) -> caches.Counters: ...
+    def close(self) -> None: ...
+
+
+class OwnDatabase:
+    """A database this worker process alone uses: the process's counts are its own."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._before: caches.Counters | None = None
+
+    def start_counting(self) -> None:
+        self._before = caches.counters(self.db)
+
+    def stop_counting(self) -> caches.Counters:
+        assert self._before is not None
+        return caches.counters(self.db) - self._before
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def execute_stage(
+    task: StageTask,
+    barrier: Barrier,
+    clock: Callable[[], float] = time.perf_counter,
+    worker_db: WorkerDatabase | None = None,
+) -> list[PhaseTiming]:
+    """Run the stage's steps in this process (or thread); return the timed ones.
+
+    Each step: prepare (untimed) → barrier → timed run → barrier → counters
+    and checks (untimed).  The second barrier keeps one worker's untimed work
+    (cache clearing, checking) out of the others' timed regions.  Without
+    *worker_db* the worker opens the database itself, as a process does.
+    """
+    diagnostics.configure_logging(task.log, find_secrets(task.source.text))
+    if worker_db is None:
+        worker_db = OwnDatabase(
+            open_database(
+                task.source,
+                task.database,
+                list(task.server_addresses),
+                client_label=str(task.worker),
+            )
+        )
+    db = worker_db.db
+    try:
+        caches.install_request_counters(db)
+        scope = WorkerScope(
+            db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
+        )
+        fault = task.fault  # tests only; None in real runs
+        timings = []
+        for step in task.steps:
+            phase = phases.REGISTRY[step.phase]
+            prepared = phases.prepare(step.phase, scope)
+            profiler = cProfile.Profile() if task.profile_prefix and step.timed else None
+            worker_db.start_counting()
+            objects_before = diagnostics.object_counts() if task.leaks and step.timed else None
+            # Collect the untimed work's garbage now, so that collecting it
+            # doesn't fall into the timed region.
+            gc.collect()
+            barrier.wait(task.barrier_timeout_seconds)
+            if fault is not None and fault.matches(task.database, step.phase, task.worker):
+                faults.fire(fault)
+            if profiler is not None:
+                profiler.enable()
+            start = clock()
+            outcome = phase.run(scope, prepared)
+            end = clock()
+            if profiler is not None:
+                profiler.disable()
+            barrier.wait(task.barrier_timeout_seconds)
+            counted = worker_db.stop_counting()
+            growth = None
+            if objects_before is not None:
+                growth = diagnostics.object_growth(objects_before, diagnostics.object_counts())
+            phases.verify(step.phase, scope, outcome)
+            if profiler is not None:
+                _write_profile(profiler, f"{task.profile_prefix}-{step.phase}-w{task.worker}")
+            if step.timed:
+                timings.append(
+                    PhaseTiming(
+                        phase=step.phase,
+                        worker=task.worker,
+                        seconds=end - start,
+                        objects=task.object_count,
+                        loads=counted.loads,
+                        storage_loads=counted.storage_loads,
+                        cache_hits=counted.cache_hits,
+                        conflicts=outcome.conflicts if phase.counts_conflicts else 0,
+                        object_growth=growth,
+                    )
+                )
+        return timings
+    finally:
+        worker_db.close()
+
+
+def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:
+    """Save a .prof file (for pstats, snakeviz) and a readable .txt beside it."""
+    profiler.dump_stats(prefix + ".prof")
+    with open(prefix + ".txt", "w", encoding="utf-8") as out:
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("cumulative").print_stats(60)

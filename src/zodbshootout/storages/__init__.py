@@ -1,0 +1,141 @@
+"""Storage kinds: everything zodbshootout does differently per kind of storage.
+
+Each module of this package defines one :class:`~zodbshootout.storages.base.StorageKind`
+(filestorage, memory, zeo, relstorage); :data:`KINDS` lists them and
+:func:`kind_of` / :func:`kind_of_factory` find the one for an open storage or
+a ZConfig storage factory.  The functions below answer questions about a
+``<zodb>`` section's factories (which processes may share it, which client
+caches need a name per worker) by asking each factory's kind.  A new kind is
+one module and one line in :data:`KINDS` (see docs/adding-a-storage-kind.rst).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ZConfig.matcher import SectionValue
+from ZODB.config import BaseConfig
+
+from zodbshootout.embedded_zeo import EmbeddedZEO
+from zodbshootout.errors import CellError
+from zodbshootout.storages import filestorage, memory, relstorage, zeo
+from zodbshootout.storages.base import StorageKind
+
+
+class UnknownKind(StorageKind):
+    """A storage no kind recognises: counted where possible, never silently cold-read."""
+
+    name = "other"
+
+    def clear_client_cache(self, storage: Any) -> None:
+        raise CellError(
+            f"zodbshootout doesn't know how to empty the caches of {type(storage).__name__}"
+        )
+
+    def storage_loads(self, storage: Any, loads: int) -> int | None:
+        return None
+
+    def thread_load_counter(
+        self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
+    ) -> None:
+        return None
+
+
+#: The known kinds, asked in this order.
+KINDS: tuple[StorageKind, ...] = (
+    filestorage.KIND,
+    memory.KIND,
+    zeo.KIND,
+    relstorage.KIND,
+)
+UNKNOWN = UnknownKind()
+
+
+def kind_of(storage: Any) -> StorageKind:
+    """The kind of an open storage (UNKNOWN when none recognises it)."""
+    return next((kind for kind in KINDS if kind.owns(storage)), UNKNOWN)
+
+
+def kind_of_factory(factory: Any) -> StorageKind:
+    """The kind a ZConfig storage factory opens (UNKNOWN when none recognises it)."""
+    return next((kind for kind in KINDS if kind.owns_factory(factory)), UNKNOWN)
+
+
+def storage_factories(factory: Any) -> Iterator[Any]:
+    """Yield the storage factories of a database or storage factory, outermost first.
+
+    Does not descend into an ``<embeddedzeo>`` section's inner storage: that
+    storage is opened by the server process, not by the workers.
+    """
+    yield from _walk(factory, into_servers=False)
+
+
+def _walk(factory: Any, into_servers: bool) -> Iterator[Any]:
+    section = factory.config.storage if hasattr(factory.config, "storage") else None
+    todo = [section] if section is not None else [factory]
+    while todo:
+        current = todo.pop(0)
+        yield current
+        if isinstance(current, EmbeddedZEO) and not into_servers:
+            continue
+        for value in vars(current.config).values():
+            children = value if isinstance(value, list | tuple) else [value]
+            todo.extend(child for child in children if _is_factory(child))
+
+
+def _is_factory(value: Any) -> bool:
+    """A section factory: ZODB's BaseConfig and look-alikes (RelStorage has its own)."""
+    return isinstance(value, BaseConfig) or isinstance(getattr(value, "config", None), SectionValue)
+
+
+def embedded_zeo_sections(database_factory: Any) -> list[EmbeddedZEO]:
+    """The ``<embeddedzeo>`` sections of a database, in a stable order."""
+    return [f for f in storage_factories(database_factory) if isinstance(f, EmbeddedZEO)]
+
+
+def single_process_reason(database_factory: Any) -> str | None:
+    """Why several processes can't share this database, or None if they can."""
+    for factory in storage_factories(database_factory):
+        limit = kind_of_factory(factory).process_limit(factory)
+        if limit is not None:
+            return limit.reason
+    return None
+
+
+def process_mode_reason(database_factory: Any, concurrency: int) -> str | None:
+    """Why worker processes can't measure this database at *concurrency*, or None.
+
+    A locked file works for one worker process at a time; data in memory
+    works for none, since the writers' memory is gone before the readers start.
+    """
+    for factory in storage_factories(database_factory):
+        limit = kind_of_factory(factory).process_limit(factory)
+        if limit is not None and concurrency > limit.max_processes:
+            return limit.reason
+    return None
+
+
+def one_client_per_gevent_process(database_factory: Any) -> bool:
+    """Whether a gevent process can hold only one client of this database."""
+    return any(
+        kind_of_factory(factory).one_client_per_gevent_process
+        for factory in storage_factories(database_factory)
+    )
+
+
+def prepare_to_open(database_factory: Any, client_label: str) -> None:
+    """Before a process opens the database: name its client caches, install patches."""
+    for factory in storage_factories(database_factory):
+        kind = kind_of_factory(factory)
+        kind.name_client_cache(factory, client_label)
+        kind.prepare_process(factory)
+
+
+def pack_backups(database_factory: Any) -> list[str]:
+    """Files a pack would replace, embedded servers' storages included."""
+    return [
+        path
+        for factory in _walk(database_factory, into_servers=True)
+        for path in kind_of_factory(factory).pack_backups(factory)
+    ]

@@ -1,0 +1,183 @@
+"""What zodbshootout must know about one kind of storage: the :class:`StorageKind` contract.
+
+A kind is a subclass of :class:`StorageKind` that overrides what differs
+from the defaults (a storage without a client cache, shared by any number
+of processes, whose every load reads the store is the default).  The
+registry in :mod:`zodbshootout.storages` asks each kind, in order, whether
+it recognises a storage instance (:meth:`StorageKind.owns`) or a ZConfig
+storage factory (:meth:`StorageKind.owns_factory`); nothing outside this
+package switches on a storage's class or module.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: Suffix of the files a blob cache holds; the cache's own files (layout
+#: marker, lock, temporary directory) are left alone.
+BLOB_SUFFIX = ".blob"
+
+#: Round trips a latency probe times.
+PINGS = 7
+
+
+@dataclass(frozen=True)
+class ProcessLimit:
+    """How many worker processes may share a storage, and why no more.
+
+    max_processes: 0 when the data lives in one process's memory (worker
+    processes never see it), 1 when one process locks the storage.
+    """
+
+    max_processes: int
+    reason: str
+
+
+class ThreadLoadCounter:
+    """Counts the storage loads of one worker thread over one phase.
+
+    :meth:`stop` receives the oids the thread loaded through its connection
+    (see concurrency.thread_counting); this default says every load read
+    the store, which is true of storages without a client cache.
+    """
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, loaded: list[bytes]) -> int | None:
+        return len(loaded)
+
+
+class StorageKind:
+    """One kind of storage; override what differs from these defaults."""
+
+    #: The kind's name, as recorded in the result file (``databases.*.kind``).
+    name = "other"
+
+    # -- recognising --
+
+    def owns(self, storage: Any) -> bool:
+        """Whether *storage* (an open storage instance) is of this kind."""
+        return False
+
+    def owns_factory(self, factory: Any) -> bool:
+        """Whether *factory* (a ZConfig storage section factory) opens this kind."""
+        return False
+
+    # -- before opening, per process --
+
+    def prepare_process(self, factory: Any) -> None:
+        """Patch what this process needs before *factory* opens (e.g. mariadb_compat)."""
+
+    def name_client_cache(self, factory: Any, label: str) -> None:
+        """Give a persistent client cache a file of its own for worker *label*."""
+
+    def process_limit(self, factory: Any) -> ProcessLimit | None:
+        """How many worker processes may share the storage; None: any number."""
+        return None
+
+    def pack_backups(self, factory: Any) -> list[str]:
+        """Files a pack of *factory*'s storage would delete or replace (FileStorage's ``.old``)."""
+        return []
+
+    #: Its clients each run an asyncio loop, of which a gevent process can run one.
+    one_client_per_gevent_process = False
+
+    def gevent_problem(self, storage: Any) -> str | None:
+        """Why this open storage would block every greenlet under --gevent, or None."""
+        return None
+
+    # -- caches and counting --
+
+    def clear_client_cache(self, storage: Any) -> None:
+        """Empty the client caches (shared ones included) so that loads go to the store."""
+
+    def blob_cache_dir(self, storage: Any) -> str | None:
+        """The directory of the client's blob *cache*; None if blobs have only one copy."""
+        return None
+
+    def install_request_counters(self, storage: Any) -> None:
+        """Start counting the loads this process sends to the server (idempotent)."""
+
+    def storage_loads(self, storage: Any, loads: int) -> int | None:
+        """Object states fetched from the store so far, by this process; None: unknown.
+
+        *loads* is the connections' total; without a client cache it is the answer.
+        """
+        return loads
+
+    def cache_hits(self, storage: Any) -> int | None:
+        """Loads the client cache answered so far; None: no client cache."""
+        return None
+
+    def thread_load_counter(
+        self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
+    ) -> ThreadLoadCounter | None:
+        """A per-thread storage-load counter (see concurrency.thread_counting); None: unknown."""
+        return ThreadLoadCounter()
+
+    # -- database state and description --
+
+    def zap(self, storage: Any) -> str | None:
+        """Wipe the storage its own way and say how; None: empty the root and pack.
+
+        The default uses ``zap_all`` where a storage has one (RelStorage, test doubles).
+        """
+        if callable(getattr(storage, "zap_all", None)):
+            storage.zap_all()
+            return "emptied its tables (zap_all)"
+        return None
+
+    def describe(self, storage: Any, info: dict[str, Any]) -> None:
+        """Add facts that explain this storage's numbers to *info* (may raise)."""
+
+    def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
+        """Notes for under the table, from the facts :meth:`describe` found."""
+        return []
+
+
+def remove_blob_files(cache_dir: str | None) -> int:
+    """Delete the ``*.blob`` files below *cache_dir*; return how many were deleted."""
+    if cache_dir is None or not os.path.isdir(cache_dir):
+        return 0
+    removed = 0
+    for directory, _subdirs, files in os.walk(cache_dir):
+        for name in files:
+            if name.endswith(BLOB_SUFFIX):
+                try:
+                    os.remove(os.path.join(directory, name))
+                    removed += 1
+                except FileNotFoundError:
+                    pass  # another worker sharing the cache removed it first
+    return removed
+
+
+def zodb_config_factory(factory: Any, *names: str) -> bool:
+    """Whether *factory* is one of ZODB.config's storage factories called *names*."""
+    cls = type(factory)
+    return cls.__module__ == "ZODB.config" and cls.__name__ in names
+
+
+def median_latency_seconds(ping: Callable[[], object], pings: int = PINGS) -> float:
+    """The median duration of *pings* calls of *ping*, after one untimed warm-up call."""
+    ping()
+    durations = []
+    for _ in range(pings):
+        start = time.perf_counter()
+        ping()
+        durations.append(time.perf_counter() - start)
+    return statistics.median(durations)
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution *name*, or None."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None

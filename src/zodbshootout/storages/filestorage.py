@@ -1,0 +1,44 @@
+"""FileStorage: one file, locked by the one process that opens it; no client cache."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from zodbshootout.storages.base import ProcessLimit, StorageKind, zodb_config_factory
+
+
+class FileStorageKind(StorageKind):
+    name = "filestorage"
+
+    def owns(self, storage: Any) -> bool:
+        return type(storage).__module__ == "ZODB.FileStorage.FileStorage"
+
+    def owns_factory(self, factory: Any) -> bool:
+        return zodb_config_factory(factory, "FileStorage")
+
+    def process_limit(self, factory: Any) -> ProcessLimit:
+        return ProcessLimit(
+            1,
+            "FileStorage can be opened by only one process at a time; "
+            "measure it with -c 1 or --threads, or serve it through <embeddedzeo>",
+        )
+
+    def pack_backups(self, factory: Any) -> list[str]:
+        # Packing deletes PATH.old (the last backup), writes PATH.pack, renames
+        # the previous file to PATH.old, and replaces BLOB_DIR.old likewise.
+        config = factory.config
+        path = getattr(config, "path", None)
+        if not path:
+            return []
+        files = [path + ".old", path + ".pack"]
+        blob_dir = getattr(config, "blob_dir", None)
+        if blob_dir:
+            files.append(blob_dir.rstrip(os.sep) + ".old")
+        return files
+
+    def describe(self, storage: Any, info: dict[str, Any]) -> None:
+        info["history"] = "preserving"
+
+
+KIND = FileStorageKind()

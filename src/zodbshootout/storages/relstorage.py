@@ -1,0 +1,208 @@
+"""RelStorage: a SQL database behind local and shared (memcached) client caches.
+
+Object states are counted where the mover reads them from the database, in
+the calling thread, so a worker thread's share is exact.  On MySQL the
+adapter gets mariadb_compat's adjustments before it opens.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from zodbshootout.storages import mariadb_compat
+from zodbshootout.storages.base import (
+    StorageKind,
+    ThreadLoadCounter,
+    median_latency_seconds,
+    package_version,
+)
+
+# Object states this process read from the database, once counting is installed.
+_reads = 0
+_installed = False
+# The reads of the current thread while a thread counter runs (None otherwise).
+_thread = threading.local()
+
+# Driver module -> the distribution that installs it, for its version.
+_DISTRIBUTIONS = {
+    "psycopg2": "psycopg2-binary",
+    "MySQLdb": "mysqlclient",
+    "pymysql": "PyMySQL",
+    "pg8000": "pg8000",
+    "sqlite3": None,
+}
+
+_VERSION_QUERIES = {
+    "postgresql": "SELECT version()",
+    "mysql": "SELECT VERSION()",
+    "sqlite": "SELECT 'SQLite ' || sqlite_version()",
+}
+
+
+class RelStorageKind(StorageKind):
+    name = "relstorage"
+
+    def owns(self, storage: Any) -> bool:
+        return type(storage).__module__.startswith("relstorage.")
+
+    def owns_factory(self, factory: Any) -> bool:
+        return type(factory).__module__.startswith("relstorage.")
+
+    def prepare_process(self, factory: Any) -> None:
+        if type(factory).__name__ == "MySQLAdapterFactory":
+            mariadb_compat.install()
+
+    def gevent_problem(self, storage: Any) -> str | None:
+        driver = storage._adapter.driver
+        cooperative = getattr(driver, "gevent_cooperative", None)
+        if cooperative is None or cooperative():
+            return None
+        name = getattr(driver, "__name__", type(driver).__name__)
+        return (
+            f"the database driver {name!r} blocks gevent's event loop; "
+            "name a gevent-compatible driver in the section ('driver gevent sqlite3', "
+            "'driver PyMySQL', 'driver pg8000', 'driver gevent MySQLdb' or "
+            "'driver gevent psycopg2')"
+        )
+
+    def clear_client_cache(self, storage: Any) -> None:
+        # load_persistent=False: a cold read must not be refilled from the
+        # persistent cache file either.
+        storage._cache.clear(load_persistent=False)
+
+    def blob_cache_dir(self, storage: Any) -> str | None:
+        helper = getattr(storage, "blobhelper", None)
+        if helper is not None and type(helper).__name__ == "CacheBlobHelper":
+            return str(helper.blob_dir)
+        return None
+
+    def install_request_counters(self, storage: Any) -> None:
+        global _installed
+        if not _installed:
+            _count_reads(storage)
+            _installed = True
+
+    def storage_loads(self, storage: Any, loads: int) -> int | None:
+        return _reads if _installed else None
+
+    def cache_hits(self, storage: Any) -> int | None:
+        return int(storage._cache.local_client.stats()["hits"])
+
+    def thread_load_counter(
+        self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
+    ) -> ThreadLoadCounter:
+        return _ThreadReads()
+
+    def describe(self, storage: Any, info: dict[str, Any]) -> None:
+        adapter = storage._adapter
+        options = storage._options
+        driver = adapter.driver
+        module_name = getattr(driver, "MODULE_NAME", None) or type(driver).__name__
+        family = type(adapter).__module__.split(".")[2]  # relstorage.adapters.<family>.adapter
+        if family == "mysql":
+            applied = mariadb_compat.adjustments_applied()
+            if applied:
+                info["mariadb_adjustments"] = applied
+        info["database"] = family
+        info["driver"] = getattr(driver, "__name__", module_name)
+        info["driver_version"] = _driver_version(module_name)
+        info["history"] = "preserving" if options.keep_history else "free"
+        info["cache_local_mb"] = options.cache_local_mb
+        info["cache_local_dir"] = bool(options.cache_local_dir)
+        info["cache_servers"] = _server_list(options.cache_servers)
+        info["relstorage_version"] = package_version("RelStorage")
+        conn, cursor = adapter.connmanager.open()
+        try:
+            query = _VERSION_QUERIES.get(family)
+            if query:
+                cursor.execute(query)
+                info["server_version"] = str(cursor.fetchone()[0])
+
+            def ping() -> None:
+                cursor.execute("SELECT 1")
+                cursor.fetchall()
+
+            info["latency_seconds"] = median_latency_seconds(ping)
+        finally:
+            adapter.connmanager.close(conn, cursor)
+
+    def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
+        notes = []
+        if info.get("mariadb_adjustments"):
+            notes.append(mariadb_compat.NOTE)
+        if info.get("cache_servers"):
+            notes.append(
+                f"{name}: RelStorage {info.get('relstorage_version')} reads its shared cache "
+                "(cache-servers) only for objects whose current transaction it learned by "
+                "polling, so a fresh process's warm reads go to the database; memcached "
+                "helps readers of objects that other processes change while they run"
+            )
+        if str(info.get("driver", "")).startswith("gevent ") and not gevent_mode:
+            notes.append(
+                f"{name}: RelStorage chose its {info['driver']!r} driver (gevent is installed), "
+                "which yields to gevent while not running under it; name the plain driver "
+                "in the section (e.g. 'driver sqlite3') to measure that instead"
+            )
+        return notes
+
+
+def _count_reads(storage: Any) -> None:
+    mover_class = type(storage._adapter.mover)
+    load_current = mover_class.load_current
+    load_currents = mover_class.load_currents
+
+    def counted_load_current(self: Any, cursor: Any, oid: int) -> Any:
+        _counted()
+        return load_current(self, cursor, oid)
+
+    def counted_load_currents(self: Any, cursor: Any, oids: Any) -> Any:
+        for row in load_currents(self, cursor, oids):
+            _counted()
+            yield row
+
+    mover_class.load_current = counted_load_current
+    mover_class.load_currents = counted_load_currents
+
+
+def _counted() -> None:
+    global _reads
+    _reads += 1
+    if getattr(_thread, "reads", None) is not None:
+        _thread.reads += 1
+
+
+class _ThreadReads(ThreadLoadCounter):
+    """The object states read in this thread (RelStorage reads in the calling thread)."""
+
+    def start(self) -> None:
+        _thread.reads = 0
+
+    def stop(self, loaded: list[bytes]) -> int | None:
+        reads: int = _thread.reads
+        _thread.reads = None
+        return reads
+
+
+def _driver_version(module_name: str) -> str | None:
+    if module_name == "sqlite3":
+        import sqlite3
+
+        return sqlite3.sqlite_version
+    distribution = _DISTRIBUTIONS.get(module_name, module_name)
+    version = package_version(distribution) if distribution else None
+    if version is None and module_name == "psycopg2":
+        version = package_version("psycopg2")
+    return version
+
+
+def _server_list(servers: Any) -> list[str]:
+    """RelStorage keeps cache-servers as the configured string or as a sequence."""
+    if not servers:
+        return []
+    if isinstance(servers, str):
+        return servers.split()
+    return [str(server) for server in servers]
+
+
+KIND = RelStorageKind()
