@@ -155,9 +155,12 @@ class RedactingFilter(logging.Filter):
     (or an exception attached to the record) may quote a DSN.
     """
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), one_line: bool = False) -> None:
         super().__init__()
         self.secrets = frozenset(secrets)
+        # For the last-resort handler of a run without --debug: an attached
+        # exception becomes a summary on the message's line, not a traceback.
+        self.one_line = one_line
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(_filtering, "active", False):
@@ -177,6 +180,14 @@ class RedactingFilter(logging.Filter):
     def _redact(self, record: logging.LogRecord) -> bool:
         record.msg = redact(record.getMessage(), self.secrets)
         record.args = ()
+        if self.one_line and record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            summary = redact(" ".join(f"{type(error).__name__}: {error}".split()), self.secrets)
+            record.msg = f"{record.name}: {' '.join(record.msg.split())}: {summary}"
+            record.exc_info = None
+            record.exc_text = None
+            record.stack_info = None
+            return True
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
@@ -194,7 +205,9 @@ def install_log_redaction(secrets: Iterable[str], level: int = logging.ERROR) ->
     again replaces the previous filter, so workers can call it per stage.
     The last-resort handler also stops at *level*: below errors, the
     libraries' warnings (a refused connection, a disconnected ZEO client)
-    repeat, in several lines, what the tool reports itself in one.
+    repeat, in several lines, what the tool reports itself in one; and it
+    prints an error's attached exception as a one-line summary, never a
+    traceback (that is what --debug is for).
     """
     handlers = [*logging.getLogger().handlers]
     if logging.lastResort is not None:
@@ -203,7 +216,9 @@ def install_log_redaction(secrets: Iterable[str], level: int = logging.ERROR) ->
     for handler in handlers:
         for old in [f for f in handler.filters if isinstance(f, RedactingFilter)]:
             handler.removeFilter(old)
-        handler.addFilter(RedactingFilter(secrets))
+        # Configured handlers (--log, --debug) keep tracebacks; the last
+        # resort, which prints a plain run's records, gives one line each.
+        handler.addFilter(RedactingFilter(secrets, one_line=handler is logging.lastResort))
 
 
 class _ToolOrSevere(logging.Filter):

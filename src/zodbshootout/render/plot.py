@@ -42,6 +42,8 @@ def plot_result(result: RunResult, path: str, aggregate: str = "mean") -> None:
     if extension not in _FORMATS:
         raise UsageError(f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf")
     check_output_target(path)
+    if not result.measurements:
+        raise UsageError("nothing to plot: no cell of this run was measured")
     plt = _pyplot()
     figure = build_figure(result, aggregate)
     image = io.BytesIO()
@@ -121,10 +123,12 @@ def _bar_chart(axes: Any, result: RunResult, aggregate: str) -> None:
         axes.bar_label(bars, [_short(h) for h in heights], padding=2, fontsize="x-small")
         if heights:
             lowest = min([*heights, *([lowest] if lowest else [])])
-    axes.set_yscale("log")
     if lowest:
+        axes.set_yscale("log")
         # Room below the slowest bar, so that every bar has a visible length.
         axes.set_ylim(bottom=lowest / 4)
+    else:  # a log axis needs a positive value; say why there is none
+        _say_not_measured(axes)
     axes.set_xticks(range(len(phases)), phases)
     axes.set_ylabel("objects per second (log scale)")
     what = "mean" if aggregate == "mean" else "best"
@@ -146,10 +150,15 @@ def _short(rate: float) -> str:
     return f"{rate:.3g}"
 
 
+def _say_not_measured(axes: Any) -> None:
+    axes.text(0.5, 0.5, "not measured", transform=axes.transAxes, ha="center", va="center")
+
+
 def _sweep_chart(
     axes: Any, result: RunResult, phase: str, axis: str, aggregate: str, legend: bool
 ) -> None:
     """Rate against object count (at the largest concurrency) or concurrency (largest count)."""
+    measured = False
     for database in result.databases:
         xs, ys = [], []
         if axis == "object_count":
@@ -167,6 +176,7 @@ def _sweep_chart(
                     xs.append(concurrency)
                     ys.append(rate[0])
         axes.plot(xs, ys, marker="o", label=database)
+        measured = measured or any(y > 0 for y in ys)
     if axis == "object_count":
         axes.set_xscale("log")
         axes.set_xticks(result.object_counts, [str(n) for n in result.object_counts])
@@ -175,7 +185,10 @@ def _sweep_chart(
     else:
         axes.set_xlabel(f"concurrency (n={max(result.object_counts)})")
         axes.set_xticks(result.concurrencies)
-    axes.set_yscale("log")
+    if measured:
+        axes.set_yscale("log")
+    else:
+        _say_not_measured(axes)
     axes.set_title(phase)
     axes.set_ylabel("objects/s")
     axes.grid(alpha=0.4)

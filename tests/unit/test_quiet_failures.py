@@ -1,0 +1,135 @@
+"""Without --debug, nothing prints a traceback: each failure is one line.
+
+Libraries log their errors with the exception attached (ZODB's pack does, when
+the server goes away mid-pack); result files and configurations may be
+binary, damaged, or include themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import pytest
+
+from zodbshootout.redact import install_log_redaction
+
+
+@pytest.fixture
+def last_resort():
+    """Python's last-resort handler: what prints a plain run's log records."""
+    resort = logging.lastResort
+    assert resort is not None
+    level, filters = resort.level, list(resort.filters)
+    yield resort
+    resort.setLevel(level)
+    resort.filters[:] = filters
+
+
+def test_a_library_error_with_its_exception_is_logged_in_one_line(last_resort, capsys):
+    install_log_redaction({"Pa55-w0rd"})
+    logger = logging.getLogger("ZODB.DB")
+    try:
+        raise ConnectionResetError("the server went away (password=Pa55-w0rd)")
+    except ConnectionResetError:
+        # As logger.exception("packing") does, when no handler is configured.
+        record = logger.makeRecord(
+            logger.name, logging.ERROR, __file__, 1, "packing", (), sys.exc_info()
+        )
+    last_resort.handle(record)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err == ("ZODB.DB: packing: ConnectionResetError: the server went away (password=***)\n")
+
+
+def _damaged_result(**changes) -> str:
+    from sample_run import sample_result
+
+    from zodbshootout import resultfile
+
+    document = resultfile.to_document(sample_result())
+    for key, value in changes.items():
+        if key.startswith("row_"):
+            document["measurements"][0][key[4:]] = value
+        else:
+            document[key] = value
+    return json.dumps(document)
+
+
+BAD_RESULT_FILES = {
+    "binary": b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe",
+    "latin-1": "caf\xe9".encode("latin-1"),
+    "deeply nested": b"[" * 100_000,
+    "not an object": b"[1, 2, 3]",
+    "databases not a list": _damaged_result(databases=5).encode(),
+    "seconds as text": _damaged_result(row_seconds="fast").encode(),
+    "a worker as a list": _damaged_result(row_worker=[1]).encode(),
+    "metadata not an object": _damaged_result(metadata=[]).encode(),
+    "repetitions negative": _damaged_result(repetitions=-1).encode(),
+}
+
+
+@pytest.mark.parametrize("subcommand", ["show", "compare", "plot", "export"])
+@pytest.mark.parametrize("kind", list(BAD_RESULT_FILES))
+def test_subcommands_refuse_a_bad_result_file_in_one_line(tmp_path, capsys, subcommand, kind):
+    from zodbshootout.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(BAD_RESULT_FILES[kind])
+    argv = {
+        "show": ["show", str(bad)],
+        "compare": ["compare", str(bad), str(bad)],
+        "plot": ["plot", str(bad), "-o", str(tmp_path / "chart.png")],
+        "export": ["export", str(bad), "-o", str(tmp_path / "suite.json")],
+    }[subcommand]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"zodbshootout {subcommand}: error: {bad}")
+    assert not (tmp_path / "chart.png").exists()
+    assert not (tmp_path / "suite.json").exists()
+
+
+def test_a_directory_is_no_result_file(tmp_path, capsys):
+    from zodbshootout.cli import main
+
+    assert main(["show", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"zodbshootout show: error: cannot read result file {tmp_path}: Is a directory\n"
+
+
+def test_plot_of_a_run_whose_largest_cells_all_failed_still_draws(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from sample_run import sample_result
+
+    from zodbshootout import resultfile
+    from zodbshootout.cli import main
+
+    document = resultfile.to_document(sample_result())
+    document["object_counts"] = [100, 1000]
+    for row in document["measurements"]:
+        row["object_count"] = 100  # nothing at 1000 objects, the bar chart's cells
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps(document))
+    chart = tmp_path / "chart.png"
+    assert main(["plot", str(saved), "-o", str(chart), "-q"]) == 0, capsys.readouterr().err
+    assert chart.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_of_a_run_that_measured_nothing_says_so(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from sample_run import sample_result
+
+    from zodbshootout import resultfile
+    from zodbshootout.cli import main
+
+    result = sample_result()
+    result.measurements.clear()
+    saved = tmp_path / "run.json"
+    resultfile.save(result, str(saved))
+    assert main(["plot", str(saved), "-o", str(tmp_path / "chart.png")]) == 2
+    assert capsys.readouterr().err == (
+        "zodbshootout plot: error: nothing to plot: no cell of this run was measured\n"
+    )
