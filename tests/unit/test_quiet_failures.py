@@ -133,3 +133,41 @@ def test_plot_of_a_run_that_measured_nothing_says_so(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "zodbshootout plot: error: nothing to plot: no cell of this run was measured\n"
     )
+
+
+def _run_main(*argv: str) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from zodbshootout.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_an_include_loop_is_a_configuration_error_naming_file_and_line(tmp_path):
+    first, second = tmp_path / "first.conf", tmp_path / "second.conf"
+    first.write_text("# the databases\n%include second.conf\n")
+    second.write_text("\n\n%include first.conf\n")
+    code, stdout, stderr = _run_main(str(first), "-n", "5")
+    assert code == 2, stderr
+    assert stdout == ""
+    assert stderr == (
+        f"zodbshootout: error: {second}:3: %include loop: {first} includes {second} "
+        f"includes {first}\n"
+    )
+
+
+def test_an_included_binary_file_is_a_configuration_error_naming_file_and_line(tmp_path):
+    main_config = tmp_path / "main.conf"
+    main_config.write_text("%include blob.bin\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    code, stdout, stderr = _run_main(str(main_config), "-n", "5")
+    assert code == 2, stderr
+    assert stdout == ""
+    assert stderr == (
+        f"zodbshootout: error: {main_config}:1: the included file {tmp_path / 'blob.bin'} "
+        "is not UTF-8 text\n"
+    )
