@@ -353,23 +353,22 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
 
 
 def refuse_unmeasurable(config: Any, options: RunOptions) -> None:
-    """A UsageError when no cell could be measured in the chosen concurrency mode.
+    """A UsageError when no database can be measured in this mode at any concurrency.
 
-    E.g. MappingStorage and DemoStorage only, in process mode: their data
-    lives in one process's memory.  When some cell can be measured, the
-    others fail with a footnote instead.
+    E.g. only MappingStorage and DemoStorage in process mode: their data
+    lives in one process's memory, whatever -c is.  When a database could
+    be measured at another -c (FileStorage with -c 2), or another database
+    can be, the cells that can't fail with a footnote instead.
     """
     from zodbshootout.concurrency import mode_problem
 
-    first = None
-    for name, factory in config.databases.items():
-        for concurrency in options.concurrencies:
-            problem = mode_problem(options.mode, options.threads, concurrency, factory)
-            if problem is None:
-                return
-            first = first or f"{name}: {problem}"
-    if first:
-        raise UsageError(f"nothing can be measured: {first}")
+    problems = [
+        (name, mode_problem(options.mode, options.threads, 1, factory))
+        for name, factory in config.databases.items()
+    ]
+    if problems and all(problem for _name, problem in problems):
+        name, problem = problems[0]
+        raise UsageError(f"nothing can be measured: {name}: {problem}")
 
 
 @contextlib.contextmanager
