@@ -320,3 +320,41 @@ def test_pack_can_pack_again_what_it_packed_before(tmp_path, write_config):
         assert done.returncode == 0, done.stderr
         assert "not packed" not in done.stdout
         assert not (data / "zeo_fs.fs.old").exists()
+
+
+# --- 3. No traceback when a server dies mid-run ---------------------------------------
+
+
+@pytest.mark.zeo
+def test_a_zeo_server_that_dies_while_packing_costs_one_line(tmp_path, write_config):
+    """ZODB logs the failed pack with its exception: one line, not a traceback."""
+    from support.local import runzeo
+    from support.processes import start_cli, wait_until_session_empty
+
+    with runzeo(tmp_path / "server.fs") as (server, port):
+        config = write_config(f"""
+            %import ZEO
+            <zodb remote>
+              <clientstorage>
+                server 127.0.0.1:{port}
+                wait-timeout 3
+              </clientstorage>
+            </zodb>
+        """)
+        cli = start_cli(config, "-n", "5", "-c", "1", "-r", "1", "--pack", "--min-objects", "20000")
+        try:
+            assert cli.stderr is not None
+            for line in cli.stderr:
+                if "packing (--pack)" in line:
+                    server.kill()
+                    server.wait()
+                    break
+            stdout, stderr = cli.communicate(timeout=120)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+                cli.communicate()
+    assert cli.returncode in (1, 2), stderr
+    assert "Traceback" not in stderr
+    assert "remote" in stdout + stderr
+    assert wait_until_session_empty(cli.pid) == []
