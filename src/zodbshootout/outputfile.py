@@ -39,6 +39,11 @@ def check_output_target(path: str) -> None:
     """
     if path == "-":
         return
+    if path.endswith(os.sep):
+        raise UsageError(
+            f"refusing to write {path}: a name ending in {os.sep} names a directory; "
+            "give a new or regular file's path, or - for stdout"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     try:
         mode = os.lstat(path).st_mode

@@ -77,7 +77,7 @@ class RunOutputs:
         self._warned = False  # an intermediate save failed (said once)
         self._saved: set[str] = set()  # paths this run has written at least once
         for path in (self.output, self.pyperf):
-            _check_writable(path)
+            _check_writable(path, getattr(args, "config", None))
 
     def describe(
         self, result: RunResult, options: RunOptions, config_path: str, config_text: str
@@ -150,11 +150,17 @@ def _save_error(path: str, error: OSError | UsageError) -> str:
     return f"cannot save {path}: {error.strerror or error}"
 
 
-def _check_writable(path: str | None) -> None:
-    """Refuse before the run, not after it, an output file that can't be written."""
+def _check_writable(path: str | None, config: str | None = None) -> None:
+    """Refuse before the run, not after it, an output file that can't be written.
+
+    Nor may it be the configuration file (``-o`` after the CONFIG, mistyped).
+    """
     if not path or path == "-":
         return
     resultfile.check_output_target(path)
+    if config and os.path.exists(path) and os.path.exists(config):
+        if os.path.samefile(path, config):
+            raise UsageError(f"refusing to write {path}: it is the configuration file {config}")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"cannot write {path}: permission denied")

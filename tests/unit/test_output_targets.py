@@ -119,3 +119,31 @@ def test_plot_refuses_a_symlink_target(tmp_path, capsys):
     assert "refusing to write" in capsys.readouterr().err
     assert link.is_symlink()
     assert not (tmp_path / "real.png").exists()
+
+
+def test_a_name_ending_in_a_slash_is_refused(tmp_path, write_config):
+    config = write_config(IN_MEMORY)
+    target = f"{tmp_path}/newdir/"
+    code, stdout, stderr = run_main(config, *QUICK, "-o", target)
+    assert code == 2, stderr
+    assert stdout == ""
+    assert stderr == (
+        f"zodbshootout: error: refusing to write {target}: a name ending in / names a "
+        "directory; give a new or regular file's path, or - for stdout\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["test.conf"]
+
+
+@pytest.mark.parametrize("option", ["-o", "--pyperf"])
+def test_the_configuration_itself_is_never_an_output(tmp_path, write_config, option):
+    config = write_config(IN_MEMORY)
+    before = open(config).read()
+    # The same file by another name.
+    other_name = str(tmp_path / "." / "test.conf")
+    code, _stdout, stderr = run_main(config, *QUICK, option, other_name)
+    assert code == 2, stderr
+    assert stderr == (
+        f"zodbshootout: error: refusing to write {other_name}: it is the configuration "
+        f"file {config}\n"
+    )
+    assert open(config).read() == before

@@ -171,3 +171,21 @@ def test_an_included_binary_file_is_a_configuration_error_naming_file_and_line(t
         f"zodbshootout: error: {main_config}:1: the included file {tmp_path / 'blob.bin'} "
         "is not UTF-8 text\n"
     )
+
+
+def test_a_binary_or_looping_logging_configuration_is_a_usage_error(tmp_path):
+    config = tmp_path / "mem.conf"
+    config.write_text("<zodb mem>\n  <mappingstorage/>\n</zodb>\n")
+    binary = tmp_path / "log.conf"
+    binary.write_bytes(b"\x83\xff<eventlog>")
+    code, _stdout, stderr = _run_main(str(config), "--threads", "--log", str(binary))
+    assert code == 2
+    assert stderr == f"zodbshootout: error: --log {binary}: the file is not UTF-8 text\n"
+    looping = tmp_path / "loop.conf"
+    looping.write_text("%include loop.conf\n")
+    code, _stdout, stderr = _run_main(str(config), "--threads", "--log", str(looping))
+    assert code == 2
+    assert stderr == (
+        f"zodbshootout: error: --log {looping}: {looping}:1: %include loop: {looping} "
+        f"includes {looping}\n"
+    )
