@@ -158,9 +158,13 @@ def _check_writable(path: str | None, config: str | None = None) -> None:
     if not path or path == "-":
         return
     resultfile.check_output_target(path)
-    if config and os.path.exists(path) and os.path.exists(config):
-        if os.path.samefile(path, config):
-            raise UsageError(f"refusing to write {path}: it is the configuration file {config}")
+    if (
+        config
+        and os.path.exists(path)
+        and os.path.exists(config)
+        and os.path.samefile(path, config)
+    ):
+        raise UsageError(f"refusing to write {path}: it is the configuration file {config}")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"cannot write {path}: permission denied")

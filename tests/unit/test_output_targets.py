@@ -10,6 +10,7 @@ import contextlib
 import errno
 import io
 import os
+import pathlib
 
 import pytest
 
@@ -137,7 +138,7 @@ def test_a_name_ending_in_a_slash_is_refused(tmp_path, write_config):
 @pytest.mark.parametrize("option", ["-o", "--pyperf"])
 def test_the_configuration_itself_is_never_an_output(tmp_path, write_config, option):
     config = write_config(IN_MEMORY)
-    before = open(config).read()
+    before = pathlib.Path(config).read_text()
     # The same file by another name.
     other_name = str(tmp_path / "." / "test.conf")
     code, _stdout, stderr = run_main(config, *QUICK, option, other_name)
@@ -146,4 +147,4 @@ def test_the_configuration_itself_is_never_an_output(tmp_path, write_config, opt
         f"zodbshootout: error: refusing to write {other_name}: it is the configuration "
         f"file {config}\n"
     )
-    assert open(config).read() == before
+    assert pathlib.Path(config).read_text() == before
