@@ -35,7 +35,7 @@ def _provisioned() -> str | None:
         try:
             __import__(module)
         except ImportError:
-            return f"{module} is not installed (pip install 'zodbshootout[all]')"
+            return f"{module} is not installed (pip install '.[all]')"
     return None
 
 

@@ -47,7 +47,7 @@ def _missing_prerequisite() -> str | None:
         try:
             __import__(module)
         except ImportError:
-            return f"{module} is not installed (pip install 'zodbshootout[{extra}]')"
+            return f"{module} is not installed (pip install '.[{extra}]')"
     return None
 
 

@@ -7,7 +7,7 @@ linear axis the writes would be invisible.  When a run holds several
 object counts or concurrency levels, one small chart per phase follows,
 plotting the rate against them.
 
-matplotlib is the optional extra ``zodbshootout[plot]``; without it
+matplotlib is the optional extra ``plot`` (``pip install '.[plot]'``); without it
 :func:`plot_result` raises a UsageError that names the extra.
 """
 
