@@ -12,6 +12,8 @@ import logging
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from zodbshootout.redact import install_log_redaction
 
@@ -189,3 +191,57 @@ def test_a_binary_or_looping_logging_configuration_is_a_usage_error(tmp_path):
         f"zodbshootout: error: --log {looping}: {looping}:1: %include loop: {looping} "
         f"includes {looping}\n"
     )
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+
+
+@st.composite
+def _damaged_documents(draw):
+    """A saved run with one value, somewhere in it, replaced by arbitrary JSON."""
+    from sample_run import sample_result
+
+    from zodbshootout import resultfile
+
+    document = resultfile.to_document(sample_result())
+    where = document
+    while True:
+        keys = list(where) if isinstance(where, dict) else list(range(len(where)))
+        key = draw(st.sampled_from(keys))
+        child = where[key]
+        if isinstance(child, dict | list) and child and draw(st.booleans()):
+            where = child
+            continue
+        where[key] = draw(_JSON_VALUES)
+        return document
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=_damaged_documents(), subcommand=st.sampled_from(["show", "compare", "export"]))
+def test_any_damaged_result_file_is_shown_or_refused_in_one_line(document, subcommand):
+    import contextlib
+    import io
+    import tempfile
+
+    from zodbshootout.cli import main
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = f"{directory}/run.json"
+        with open(path, "w") as file:
+            json.dump(document, file)
+        argv = {
+            "show": ["show", path, "--format", "table"],
+            "compare": ["compare", path, path],
+            "export": ["export", path, "-o", f"{directory}/suite.json"],
+        }[subcommand]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    assert code in (0, 2), err.getvalue()
+    if code == 2:
+        assert err.getvalue().count("\n") == 1, err.getvalue()
+        assert out.getvalue() == ""
