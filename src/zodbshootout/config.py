@@ -27,6 +27,11 @@ import ZConfig
 
 DATA_DIR_VARIABLE = "ZODBSHOOTOUT_DATA"
 
+#: How deep sections may nest.  Real configurations need 4 (a DemoStorage
+#: over a base inside <zodb>); ZODB names a nested DemoStorage after the repr
+#: of its base's name, which doubles at every level: 40 levels took 15 GB.
+MAX_SECTION_DEPTH = 12
+
 _SCHEMA_TEXT = """\
 <schema>
   <import package="ZODB"/>
@@ -105,6 +110,7 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
     if source.data_dir:
         os.environ[DATA_DIR_VARIABLE] = source.data_dir
     check_includes(source.text, source.url)
+    check_nesting(source.text, source.url)
     try:
         root, _handler = ZConfig.loadConfigFile(
             _get_schema(), io.StringIO(source.text), url=source.url
@@ -151,6 +157,25 @@ def check_includes(text: str, url: str, chain: tuple[str, ...] = ()) -> None:
         except OSError:
             continue  # missing or unreadable: ZConfig says so, with the line
         check_includes(included_text, included, chain)
+
+
+_SECTION_TAG = re.compile(r"^[ \t]*<(/?)[^<>]*?(/?)>[ \t]*$", re.MULTILINE)
+
+
+def check_nesting(text: str, url: str) -> None:
+    """A ConfigError naming the line where sections nest deeper than MAX_SECTION_DEPTH."""
+    depth = 0
+    for tag in _SECTION_TAG.finditer(text):
+        closing, empty = tag.group(1), tag.group(2)
+        if closing:
+            depth -= 1
+        elif not empty:
+            depth += 1
+        if depth > MAX_SECTION_DEPTH:
+            line = text.count("\n", 0, tag.start()) + 1
+            raise ConfigError(
+                f"{_path(url)}:{line}: sections nested more than {MAX_SECTION_DEPTH} deep"
+            )
 
 
 def _path(url: str) -> str:

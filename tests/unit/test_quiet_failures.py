@@ -245,3 +245,29 @@ def test_any_damaged_result_file_is_shown_or_refused_in_one_line(document, subco
     if code == 2:
         assert err.getvalue().count("\n") == 1, err.getvalue()
         assert out.getvalue() == ""
+
+
+def test_sections_nested_absurdly_deep_are_a_configuration_error(write_config):
+    """40 nested <demostorage>s make ZODB build a name of 2^40 characters (15 GB at 40)."""
+    from zodbshootout.config import MAX_SECTION_DEPTH, ConfigError, load_config
+
+    depth = 40
+    path = write_config(
+        "<zodb deep>\n"
+        + "<demostorage>\n" * depth
+        + "<mappingstorage/>\n"
+        + "</demostorage>\n" * depth
+        + "</zodb>\n"
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_config(path, "/nonexistent")
+    assert str(refused.value) == (
+        f"{path}:{MAX_SECTION_DEPTH + 1}: sections nested more than {MAX_SECTION_DEPTH} deep"
+    )
+    # Ordinary nesting is fine: <zodb> <embeddedzeo> <filestorage>, demo over base.
+    ordinary = write_config(
+        "<zodb demo>\n<demostorage>\n<mappingstorage base/>\n<mappingstorage changes/>\n"
+        "</demostorage>\n</zodb>\n",
+        name="ordinary.conf",
+    )
+    assert load_config(ordinary, "/nonexistent").names == ["demo"]
