@@ -49,7 +49,7 @@ def zodbshootout(*args: str, stdout: pathlib.Path | None = None) -> None:
 
 def has_subcommand(name: str) -> bool:
     try:
-        from zodbshootout.subcommands import SUBCOMMANDS
+        from zodbshootout.arguments import SUBCOMMANDS
     except ImportError:
         return False
     return name in SUBCOMMANDS

@@ -1,11 +1,13 @@
 """The ``zodbshootout`` command: arguments → options → run → table.
 
-Only this module and :mod:`zodbshootout.subcommands` (the outputs and the
-show/compare/plot/export subcommands) print.  The table goes to stdout,
-progress and errors to stderr.  Exit codes: 0 every cell measured, 1 some
-cells failed (each says why) or a result file could not be saved, 2 nothing
-could be run (bad usage, configuration or environment), 130/143 interrupted
-by SIGINT/SIGTERM (what was measured is still printed).
+The arguments are defined in :mod:`zodbshootout.arguments`, the exit codes
+in :mod:`zodbshootout.errors`.  Only this module and
+:mod:`zodbshootout.subcommands` (the outputs and the show/compare/plot/
+export/history subcommands) print.  The table goes to stdout, progress and
+errors to stderr.  Exit codes: 0 every cell measured, 1 some cells failed
+(each says why) or a result file could not be saved, 2 nothing could be run
+(bad usage, configuration or environment), 130/143 interrupted by
+SIGINT/SIGTERM (what was measured is still printed).
 """
 
 from __future__ import annotations
@@ -20,254 +22,51 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
-from zodbshootout import __version__, dbstate, diagnostics, faults
+from zodbshootout import dbstate, diagnostics, faults
+from zodbshootout.arguments import (
+    DEFAULTS,
+    SUBCOMMANDS,
+    bind_optional_values,
+    build_parser,
+    build_subcommand_parser,
+)
+from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS
 from zodbshootout.config import DATA_DIR_VARIABLE, ConfigError, load_config
 from zodbshootout.dbinfo import format_description
-from zodbshootout.errors import UsageError
-from zodbshootout.options import DEFAULT_OBJECT_SIZE_BYTES, RunOptions
+from zodbshootout.errors import (
+    EXIT_CELLS_FAILED,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    UsageError,
+)
+from zodbshootout.options import RunOptions
 from zodbshootout.phases import ALL_PHASES, PHASES
-from zodbshootout.progress import RunPlan, make_progress
+from zodbshootout.progress import ProgressEvent, RunPlan, make_progress
 from zodbshootout.redact import enable_debug_log, find_secrets, install_log_redaction, redact
 from zodbshootout.results import RunResult
-from zodbshootout.runner import ProgressEvent, Runner
-from zodbshootout.subcommands import (
-    SUBCOMMANDS,
-    RunOutputs,
-    add_output_arguments,
-    main_subcommand,
-    print_spread_warning,
-    print_table,
-)
+from zodbshootout.runner import Runner
+from zodbshootout.subcommands import COMMANDS, RunOutputs, print_spread_warning, print_table
 
-EXIT_OK = 0
-EXIT_CELLS_FAILED = 1
-EXIT_USAGE = 2
-EXIT_SIGINT = 130
-EXIT_SIGTERM = 143
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and our exception."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see zodbshootout --help)")
-
-
-def _positive_ints(text: str) -> list[int]:
-    """Parse ``100,1000`` into [100, 1000]; the values are checked by RunOptions."""
-    values = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            values.append(int(part))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{part!r} is not a whole number") from None
-    return values
-
-
-# Options whose value is optional, and the values they take: anything else
-# after them (a phase name, the CONFIG) is not theirs.
-_OPTIONAL_VALUES = {"--threads": ("shared", "unique"), "--btrees": ("IO", "OO")}
-
-
-def bind_optional_values(argv: Sequence[str]) -> list[str]:
-    """Keep ``--threads cold`` from reading "cold" as the value of --threads.
-
-    argparse gives an option with an optional value the next word whatever
-    it is.  A phase name or an existing file (the CONFIG) after the option
-    stays positional; any other word is still the option's value, so a typo
-    like ``--threads privat`` is reported against --threads.
-    """
-    bound: list[str] = []
-    for index, word in enumerate(argv):
-        values = _OPTIONAL_VALUES.get(word)
-        following = argv[index + 1] if index + 1 < len(argv) else None
-        if values and following is not None and _positional(following):
-            word = f"{word}={values[0]}"
-        bound.append(word)
-    return bound
-
-
-def _positional(word: str) -> bool:
-    return word in ALL_PHASES or word == "all" or os.path.isfile(word)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="zodbshootout",
-        description=(
-            "Measure how many objects per second each ZODB database in CONFIG adds, "
-            "updates and reads, with several worker processes at once."
-        ),
-        epilog=(
-            f"Phases: {', '.join(PHASES)} (the default); extra benchmarks: "
-            f"{', '.join(ALL_PHASES[len(PHASES) :])}; 'all' selects everything. "
-            f"Embedded databases keep their files in "
-            f"${DATA_DIR_VARIABLE} (default: a temporary directory removed after the run). "
-            "Saved runs (-o): zodbshootout show|compare|plot|export RESULT.json ..., "
-            "each with its own --help."
-        ),
-    )
-    parser.add_argument("config", metavar="CONFIG", help="ZConfig file of <zodb NAME> sections")
-    parser.add_argument(
-        "phases", metavar="PHASE", nargs="*", help="measure only these phases (default: all)"
-    )
-    parser.add_argument(
-        "-n",
-        "--object-counts",
-        metavar="N[,N...]",
-        type=_positive_ints,
-        action="append",
-        help="objects each worker writes and reads per transaction (default: 1000)",
-    )
-    parser.add_argument(
-        "-c",
-        "--concurrency",
-        metavar="C[,C...]",
-        type=_positive_ints,
-        action="append",
-        help="workers (processes, or threads with --threads) that run each phase at once "
-        "(default: 2)",
-    )
-    parser.add_argument(
-        "-r",
-        "--repetitions",
-        metavar="R",
-        type=int,
-        default=3,
-        help="times each phase is measured (default: 3)",
-    )
-    parser.add_argument(
-        "--aggregate",
-        choices=("mean", "min"),
-        default="mean",
-        help="combine repetitions by their mean rate (default) or keep the fastest (min)",
-    )
-    parser.add_argument(
-        "-s",
-        "--object-size",
-        metavar="BYTES",
-        type=int,
-        default=DEFAULT_OBJECT_SIZE_BYTES,
-        help=f"payload bytes per object (default: {DEFAULT_OBJECT_SIZE_BYTES})",
-    )
-    parser.add_argument(
-        "-p",
-        "--profile",
-        metavar="DIR",
-        help="write a cProfile .prof and a sorted .txt per database, phase, worker, repetition",
-    )
-    parser.add_argument(
-        "--timeout",
-        metavar="SECONDS",
-        type=float,
-        default=600.0,
-        help="give up on a stage whose workers take longer than this (default: 600)",
-    )
-    add_output_arguments(parser)
-    _add_state_arguments(parser)
-    _add_mode_arguments(parser)
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="after the table, describe each database on stderr: server, driver, history "
-        "mode, caches, round-trip latency",
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    parser.add_argument("--version", action="version", version=f"zodbshootout {__version__}")
-    return parser
-
-
-def _add_state_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options for the database's state and for diagnostics (dbstate, diagnostics)."""
-    parser.add_argument(
-        "--min-objects",
-        metavar="N",
-        type=int,
-        default=0,
-        help="keep at least N other objects in each database (written once, untimed, "
-        "under the tool's root key), to measure how the storage scales",
-    )
-    parser.add_argument(
-        "--pack",
-        action="store_true",
-        help="pack each database before measuring it (untimed)",
-    )
-    parser.add_argument(
-        "--zap",
-        metavar="force|NAME,...",
-        nargs="?",
-        const="",
-        default=None,
-        help="ERASE ALL DATA of the databases first: --zap asks for each database, "
-        "--zap a,b asks for a and b only, --zap force erases all without asking, "
-        "--zap force,a erases a without asking; any answer but y or yes means no. "
-        "It takes the next word as its value: put it last or write --zap=VALUE",
-    )
-    parser.add_argument(
-        "--leaks",
-        action="store_true",
-        help="report how many objects (by type) each phase left behind in the workers",
-    )
-    parser.add_argument(
-        "--log",
-        metavar="LEVEL|FILE.conf",
-        help="log storages' messages in the runner and the workers: a level (e.g. DEBUG) "
-        "to stderr, or a ZConfig file of <eventlog>/<logger> sections",
-    )
-
-
-def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options for how workers run and what they store (concurrency, workload, blobs)."""
-    parser.add_argument(
-        "--threads",
-        nargs="?",
-        const="shared",
-        choices=("shared", "unique"),
-        default=None,
-        help="run the workers as threads of one process instead of processes: one DB "
-        "shared by all threads (shared, the default) or one DB per thread (unique)",
-    )
-    parser.add_argument(
-        "--gevent",
-        action="store_true",
-        help="run the workers as gevent greenlets in one monkey-patched child process "
-        "(implies --threads; needs the gevent extra and a gevent-compatible driver)",
-    )
-    parser.add_argument(
-        "--btrees",
-        nargs="?",
-        const="IO",
-        choices=("IO", "OO"),
-        default=None,
-        help="keep each worker's objects in a BTree (IOBTree by default, or OOBTree) "
-        "instead of a PersistentMapping",
-    )
-    parser.add_argument(
-        "--blobs",
-        action="store_true",
-        help="store each object as a ZODB blob and read its file back (needs blob-dir "
-        "in the storage section, see etc/blobs.conf)",
-    )
+__all__ = ["bind_optional_values", "build_parser", "exit_code", "main"]
 
 
 def _mode_options(args: argparse.Namespace) -> dict[str, Any]:
     """RunOptions fields for the concurrency mode and the object shapes."""
     from zodbshootout.concurrency.gevent import require_gevent
 
-    mode = "processes"
+    mode = PROCESSES
     if args.gevent:
         require_gevent()
-        mode = "gevent"
+        mode = GEVENT
     elif args.threads:
-        mode = "threads"
+        mode = THREADS
     return {
         "mode": mode,
-        "threads": args.threads or "shared",
+        "threads": args.threads or DEFAULTS.threads,
         "btrees": args.btrees,
         "blobs": args.blobs,
     }
@@ -324,16 +123,16 @@ def _confirm_zaps(
 def options_from_args(args: argparse.Namespace) -> RunOptions:
     """RunOptions from parsed arguments; a bad value is a UsageError."""
 
-    def flat(lists: list[list[int]] | None, default: int) -> tuple[int, ...]:
+    def flat(lists: list[list[int]] | None, default: tuple[int, ...]) -> tuple[int, ...]:
         if not lists:
-            return (default,)
+            return default
         return tuple(dict.fromkeys(v for values in lists for v in values))
 
     phases = _expand_phases(args.phases)
     try:
         return RunOptions(
-            object_counts=flat(args.object_counts, 1000),
-            concurrencies=flat(args.concurrency, 2),
+            object_counts=flat(args.object_counts, DEFAULTS.object_counts),
+            concurrencies=flat(args.concurrency, DEFAULTS.concurrencies),
             repetitions=args.repetitions,
             phases=phases,
             object_size_bytes=args.object_size,
@@ -545,6 +344,31 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
     return code
 
 
+def main_subcommand(argv: Sequence[str]) -> int:
+    """Run ``zodbshootout SUBCOMMAND ...``; return the exit code.
+
+    A subcommand name always means the subcommand; when a file of that name
+    exists too, a usage error says how to run it as a configuration instead.
+    """
+    name = argv[0]
+    debug = "--debug" in argv
+    try:
+        args = build_subcommand_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        if debug:
+            raise
+        hint = ""
+        if os.path.isfile(name):
+            hint = f" (to run the configuration file {name!r}, write ./{name})"
+        print(f"zodbshootout {name}: error: {e}{hint}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_SIGINT
+    except Exception as e:  # a bug: one line, and the traceback with --debug
+        return report_error(e, argparse.Namespace(debug=debug), internal=True)
+
+
 def format_database_descriptions(result: RunResult) -> list[str]:
     """The -v lines: what the runner found out about each database before measuring it."""
     described = result.metadata.get("databases", {})
@@ -554,10 +378,22 @@ def format_database_descriptions(result: RunResult) -> list[str]:
 
 
 def _run(
-    config: Any, options: RunOptions, quiet: bool, outputs: RunOutputs | None = None
+    config: Any,
+    options: RunOptions,
+    quiet: bool,
+    outputs: RunOutputs | None = None,
+    console: Any = None,
 ) -> RunResult:
+    """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
     plan = RunPlan(config.names, options.object_counts, options.concurrencies, options.repetitions)
-    progress = make_progress(sys.stderr, plan, quiet, format_progress)
+    progress = make_progress(
+        sys.stderr,
+        plan,
+        quiet,
+        format_progress,
+        console=console,
+        workers_in_process=options.mode == THREADS,
+    )
     received: list[str] = []
     runner = Runner(
         config,

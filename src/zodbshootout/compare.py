@@ -3,19 +3,30 @@
 A ratio alone can be noise: two runs of the same code on the same machine
 differ by a few percent.  Each cell's repetitions are therefore compared
 with Welch's t-test (unequal variances, as two runs need not be equally
-noisy); a difference counts as significant when p < 0.05.  A cell measured
-once on either side can't be tested and says so.
+noisy).  A comparison tests many cells at once (21 for three databases and
+seven phases), and at p < 0.05 one in twenty identical cells would look
+different by chance; the p-values are therefore adjusted with Holm's
+step-down method (Holm-Bonferroni), which keeps the chance of any false
+"significant" in the whole comparison below 5% and is never less powerful
+than plain Bonferroni.  A cell measured once on either side can't be tested
+and says so.
+
+The geometric mean of the cells' ratios summarises a comparison: unlike an
+arithmetic mean it treats a 2x speed-up and a 2x slowdown as cancelling
+out, and a cell with a huge rate (steamin) weighs no more than any other.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+import math
+from dataclasses import dataclass, field
 
-from zodbshootout.render.labels import phase_label
+from zodbshootout.errors import UsageError
 from zodbshootout.results import CellKey, RunResult
 from zodbshootout.stats import Stats, TTest, cell_stats, welch_t_test
 
-#: A difference with a smaller two-sided p-value is reported as significant.
+#: A difference with a smaller (Holm-adjusted) two-sided p-value is significant.
 ALPHA = 0.05
 
 
@@ -29,6 +40,8 @@ class CellComparison:
     base_rate: float | None  # objects per second, aggregated
     changed_rate: float | None
     test: TTest | None
+    #: The test's p-value adjusted for all the cells tested in the same comparison.
+    p_adjusted: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -39,24 +52,87 @@ class CellComparison:
 
     @property
     def significant(self) -> bool | None:
-        """Whether the rates differ beyond noise; None when that can't be tested."""
-        if self.test is None:
+        """Whether the rates differ beyond noise (Holm-adjusted); None when untested."""
+        if self.test is None or self.p_adjusted is None:
             return None
-        return self.test.significant(ALPHA)
+        return self.p_adjusted < ALPHA
+
+    @property
+    def slowdown_percent(self) -> float | None:
+        """How much longer the changed run takes per object, in percent; None if not slower.
+
+        A rate that halves is 100% slower: the work takes twice as long.
+        """
+        ratio = self.ratio
+        if ratio is None or ratio >= 1.0 or ratio <= 0.0:
+            return None
+        return (1.0 / ratio - 1.0) * 100.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A changed run against the base: the cells both planned, and those only one did."""
+
+    base_name: str
+    changed_name: str
+    aggregate: str
+    cells: list[CellComparison]
+    only_in_base: list[CellKey] = field(default_factory=list)
+    only_in_changed: list[CellKey] = field(default_factory=list)
+
+    @property
+    def tested(self) -> list[CellComparison]:
+        return [c for c in self.cells if c.significant is not None]
+
+    @property
+    def measured_in_both(self) -> list[CellComparison]:
+        return [c for c in self.cells if c.ratio is not None and c.ratio > 0.0]
+
+    @property
+    def geometric_mean(self) -> float | None:
+        """The geometric mean of the ratios of every cell measured in both runs."""
+        ratios = [c.ratio for c in self.measured_in_both if c.ratio is not None]
+        if not ratios:
+            return None
+        return math.exp(math.fsum(math.log(r) for r in ratios) / len(ratios))
+
+    def slower_than(self, percent: float) -> list[CellComparison]:
+        """Cells significantly slower (after the correction) by more than *percent*."""
+        return [c for c in self.cells if c.significant and (c.slowdown_percent or 0.0) > percent]
+
+
+def holm_adjust(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment of *p_values*, returned in their original order.
+
+    Sorted ascending, the i-th smallest (0-based) of m values is multiplied
+    by m - i; each adjusted value is at least the one before it, and at most 1.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda index: p_values[index])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
 
 
 def compare_results(
-    base: RunResult, changed: RunResult, aggregate: str = "mean"
-) -> list[CellComparison]:
-    """Every cell of either run, in the base run's order, then cells only the changed run has."""
-    comparisons = []
+    base: RunResult,
+    changed: RunResult,
+    aggregate: str = "mean",
+    base_name: str = "base",
+    changed_name: str = "changed",
+) -> Comparison:
+    """Every cell both runs planned, in the base run's order; the others listed apart."""
+    raw = []
     for key in _cells(base, changed):
         base_stats = cell_stats(base, key)
         changed_stats = cell_stats(changed, key)
         test = None
         if base_stats is not None and changed_stats is not None:
             test = welch_t_test(changed_stats.rates, base_stats.rates)
-        comparisons.append(
+        raw.append(
             CellComparison(
                 key,
                 base_stats,
@@ -66,20 +142,43 @@ def compare_results(
                 test,
             )
         )
-    return comparisons
+    tested = [index for index, c in enumerate(raw) if c.test is not None]
+    p_values = [raw[index].test.p_value for index in tested]  # type: ignore[union-attr]
+    cells = list(raw)
+    for index, p_adjusted in zip(tested, holm_adjust(p_values), strict=True):
+        cells[index] = dataclasses.replace(raw[index], p_adjusted=p_adjusted)
+    return Comparison(
+        base_name,
+        changed_name,
+        aggregate,
+        cells,
+        only_in_base=[k for k in _planned_cells(base) if not _planned(changed, k)],
+        only_in_changed=[k for k in _planned_cells(changed) if not _planned(base, k)],
+    )
+
+
+def require_common_cells(comparison: Comparison) -> None:
+    """A UsageError when the two runs have no measured cell in common: nothing to compare."""
+    if not comparison.measured_in_both:
+        raise UsageError(
+            f"{comparison.changed_name} and {comparison.base_name} have 0 cells in common "
+            "(measured in both): compare runs of the same databases, phases, object counts "
+            "and concurrency levels"
+        )
+
+
+def _planned_cells(result: RunResult) -> list[CellKey]:
+    return [
+        CellKey(database, concurrency, count, phase)
+        for concurrency in result.concurrencies
+        for database in result.databases
+        for count in result.object_counts
+        for phase in result.phases
+    ]
 
 
 def _cells(base: RunResult, changed: RunResult) -> list[CellKey]:
-    def ordered(items: list, more: list) -> list:
-        return list(dict.fromkeys([*items, *more]))
-
-    keys = []
-    for concurrency in ordered(base.concurrencies, changed.concurrencies):
-        for database in ordered(base.databases, changed.databases):
-            for count in ordered(base.object_counts, changed.object_counts):
-                for phase in ordered(base.phases, changed.phases):
-                    keys.append(CellKey(database, concurrency, count, phase))
-    return [key for key in keys if _planned(base, key) or _planned(changed, key)]
+    return [key for key in _planned_cells(base) if _planned(changed, key)]
 
 
 def _planned(result: RunResult, key: CellKey) -> bool:
@@ -89,84 +188,3 @@ def _planned(result: RunResult, key: CellKey) -> bool:
         and key.object_count in result.object_counts
         and key.phase in result.phases
     )
-
-
-def format_ratio(ratio: float | None) -> str:
-    """``1.32x faster``, ``1.10x slower`` or ``same``, from a changed ÷ base rate ratio."""
-    if ratio is None:
-        return "-"
-    if round(ratio, 2) == 1.0:
-        return "same"
-    if ratio > 1.0:
-        return f"{ratio:.2f}x faster"
-    if ratio <= 0.0:
-        return "-"
-    return f"{1.0 / ratio:.2f}x slower"
-
-
-def format_significance(comparison: CellComparison) -> str:
-    if comparison.base is None or comparison.changed is None:
-        return "-"
-    if comparison.test is None:
-        return "untested (needs 2+ repetitions on each side)"
-    p = comparison.test.p_value
-    verdict = "significant" if comparison.significant else "not significant"
-    return f"{verdict} (p={p:.3f})" if p >= 0.001 else f"{verdict} (p<0.001)"
-
-
-def _rate_text(stats: Stats | None, rate: float | None) -> str:
-    if stats is None or rate is None:
-        return "n/a"
-    text = f"{rate:.0f}"
-    if stats.count > 1:
-        text += f" ±{stats.relative_stddev:.0%}"
-    return text
-
-
-def format_comparison(
-    comparisons: list[CellComparison],
-    base_name: str = "base",
-    changed_name: str = "changed",
-    aggregate: str = "mean",
-) -> list[str]:
-    """An aligned table (one line per cell) and a one-line summary.
-
-    Rates are objects per second, aggregated by *aggregate*; ``±`` is the
-    relative standard deviation of the repetitions.
-    """
-    several_levels = len({c.key.concurrency for c in comparisons}) > 1
-    header = ["Database", "Transaction", base_name, changed_name, "Change", "Significance"]
-    if several_levels:
-        header.insert(1, "Concurrency")
-    rows = [header]
-    for c in comparisons:
-        row = [
-            c.key.database,
-            phase_label(c.key.phase, c.key.object_count),
-            _rate_text(c.base, c.base_rate),
-            _rate_text(c.changed, c.changed_rate),
-            format_ratio(c.ratio),
-            format_significance(c),
-        ]
-        if several_levels:
-            row.insert(1, str(c.key.concurrency))
-        rows.append(row)
-    numeric = {header.index(base_name), header.index(changed_name)}
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = []
-    for row in rows:
-        parts = [
-            text.rjust(width) if i in numeric else text.ljust(width)
-            for i, (text, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(parts).rstrip())
-    tested = [c for c in comparisons if c.significant is not None]
-    differ = [c for c in tested if c.significant]
-    what = "mean" if aggregate == "mean" else "best"
-    lines.append("")
-    lines.append(
-        f"Rates in objects per second ({what} of the repetitions); change is "
-        f"{changed_name} relative to {base_name}; Welch's t-test, significant at p < {ALPHA}."
-    )
-    lines.append(f"{len(differ)} of {len(tested)} tested cells differ significantly.")
-    return lines

@@ -49,16 +49,28 @@ def database_notes(db: Any, name: str, info: dict[str, Any], gevent_mode: bool) 
     return storages.kind_of(db.storage).notes(name, info, gevent_mode)
 
 
+def _versions(info: dict[str, Any]) -> list[str]:
+    """The server's, ZEO's, RelStorage's and the driver's versions, as far as known."""
+    parts = []
+    if info.get("server_version"):
+        parts.append(info["server_version"].split(" on ")[0].split(",")[0])
+    if info.get("zeo_version"):
+        protocol = info.get("server_protocol")
+        parts.append(f"ZEO {info['zeo_version']}" + (f" (protocol {protocol})" if protocol else ""))
+    if info.get("relstorage_version"):
+        parts.append(f"RelStorage {info['relstorage_version']}")
+    if info.get("driver"):
+        version = info.get("driver_version")
+        parts.append(f"driver {info['driver']}" + (f" {version}" if version else ""))
+    return parts
+
+
 def format_description(name: str, info: dict[str, Any]) -> str:
     """One readable line for ``-v``."""
     parts = []
     if "database" in info:
         parts.append(str(info["database"]))
-    if info.get("server_version"):
-        parts.append(info["server_version"].split(" on ")[0].split(",")[0])
-    if info.get("driver"):
-        version = info.get("driver_version")
-        parts.append(f"driver {info['driver']}" + (f" {version}" if version else ""))
+    parts.extend(_versions(info))
     if info.get("history"):
         parts.append(f"history-{info['history']}")
     if info.get("cache_servers"):

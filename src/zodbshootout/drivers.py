@@ -36,7 +36,7 @@ def extra_for_module(module: str) -> str | None:
 
 def install_hint(extra: str) -> str:
     """How to install an extra: zodbshootout is installed from a checkout, not from PyPI."""
-    return f"pip install '.[{extra}]' in a checkout of zodbshootout"
+    return f"pip install '.[{extra}]' in the zodbshootout checkout"
 
 
 def describe_open_error(error: BaseException) -> str:

@@ -1,7 +1,8 @@
 """Exceptions that carry a message meant for the user.
 
 A ``UsageError`` means nothing could be run (exit code 2); a ``CellError``
-means one cell of the table could not be measured and says why.
+means one cell of the table could not be measured and says why.  The exit
+codes of the run and of every subcommand are defined here too, once.
 """
 
 
@@ -18,3 +19,16 @@ class CellError(Exception):
 
 class DataMismatch(CellError):
     """A read returned values other than the ones the update phase wrote."""
+
+
+# The program's exit codes, for the run and every subcommand alike.
+#: Every cell measured; a subcommand did what it was asked.
+EXIT_OK = 0
+#: Some cells failed (each says why); ``compare --fail-if-slower`` found a
+#: slowdown beyond the threshold; or an internal error (a bug).
+EXIT_CELLS_FAILED = 1
+#: Nothing could be run: bad usage, configuration, environment or input file.
+EXIT_USAGE = 2
+#: Interrupted by SIGINT (Ctrl-C) or SIGTERM; what was measured is still printed.
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143

@@ -1,15 +1,18 @@
-"""The command line's outputs and its subcommands: save, render, show, compare, plot, export.
+"""The command line's outputs and its subcommands: save, render, show, compare, plot,
+export, history.
 
 Together with :mod:`zodbshootout.cli` this is the program's edge, the only
 place that prints.  ``cli.main`` hands over when the first argument names a
-subcommand::
+subcommand (their arguments are in :mod:`zodbshootout.arguments`)::
 
-    zodbshootout show RESULT.json [--format FORMAT] [--aggregate mean|min]
-    zodbshootout compare BASE.json CHANGED.json [--aggregate mean|min]
-    zodbshootout plot RESULT.json -o CHART.png [--aggregate mean|min]
+    zodbshootout show RESULT.json [--format FORMAT] [--metadata] [--aggregate mean|min]
+    zodbshootout compare BASE.json CHANGED.json... [--format F] [--fail-if-slower PCT]
+    zodbshootout plot RESULT.json... -o CHART.png [--aggregate mean|min]
     zodbshootout export RESULT.json -o PYPERF.json
+    zodbshootout history DIR|RESULT.json... [--format F]
 
-and uses :class:`RunOutputs` for a run's ``-o``, ``--format`` and ``--pyperf``.
+and uses :class:`RunOutputs` for a run's ``-o``, ``--save-to``, ``--label``,
+``--format`` and ``--pyperf``.
 """
 
 from __future__ import annotations
@@ -18,46 +21,18 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from zodbshootout import metadata, resultfile
-from zodbshootout.errors import UsageError
+from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, UsageError
 from zodbshootout.options import RunOptions
 from zodbshootout.render.formats import FORMATS, format_result
 from zodbshootout.results import RunResult
 from zodbshootout.stats import AGGREGATES, format_spread_warning
 
-SUBCOMMANDS = ("show", "compare", "plot", "export")
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-
-
 # --- A run's outputs ----------------------------------------------------------
-
-
-def add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """The run's options for what it writes: -o, --format, --pyperf."""
-    parser.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE.json",
-        help="save every raw timing and the run's metadata to FILE.json after each "
-        "database ('-': stdout instead of the table); see 'zodbshootout show'",
-    )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="csv",
-        help="how to print the table: csv (classic, default), markdown, json, "
-        "table (for a terminal, with spread)",
-    )
-    parser.add_argument(
-        "--pyperf",
-        metavar="FILE.json",
-        help="also write the run as a pyperf benchmark suite (pyperf compare_to, hist)",
-    )
 
 
 class RunOutputs:
@@ -73,17 +48,37 @@ class RunOutputs:
         self.output: str | None = getattr(args, "output", None)
         self.pyperf: str | None = getattr(args, "pyperf", None)
         self.format: str = getattr(args, "format", None) or "csv"
+        self.label: str | None = getattr(args, "label", None)
         self.save_failed = False  # a final save failed: the run fails too
         self._warned = False  # an intermediate save failed (said once)
         self._saved: set[str] = set()  # paths this run has written at least once
-        for path in (self.output, self.pyperf):
+        #: The file --save-to DIR writes: named after the time the run starts, and its label.
+        self.saved: str | None = None
+        save_to: str | None = getattr(args, "save_to", None)
+        if save_to:
+            from zodbshootout.history import saved_file_name, unused_path
+
+            if not os.path.isdir(save_to):
+                try:
+                    os.makedirs(save_to)
+                except OSError as e:
+                    raise UsageError(f"cannot create {save_to}: {e.strerror or e}") from None
+            self.saved = unused_path(save_to, saved_file_name(time.time(), self.label))
+        for path in (self.output, self.pyperf, self.saved):
             _check_writable(path, getattr(args, "config", None))
+
+    @property
+    def result_files(self) -> list[str]:
+        """Where the result document goes: -o (unless stdout) and the --save-to file."""
+        return [path for path in (self.output, self.saved) if path and path != "-"]
 
     def describe(
         self, result: RunResult, options: RunOptions, config_path: str, config_text: str
     ) -> None:
         """Record environment, options and the redacted configuration in *result*."""
-        result.metadata.update(metadata.run_metadata(options, config_path, config_text))
+        result.metadata.update(
+            metadata.run_metadata(options, config_path, config_text, label=self.label)
+        )
         # So that ``show`` prints the table the run printed.
         result.metadata["format"] = self.format
 
@@ -93,13 +88,13 @@ class RunOutputs:
         A failed save must not end the run: the table is still printed, and
         the final save is tried again (and reported) by :meth:`finish`.
         """
-        if self.output and self.output != "-":
+        for path in self.result_files:
             try:
-                resultfile.save(result, self.output)
-                self._saved.add(self.output)
+                resultfile.save(result, path)
+                self._saved.add(path)
             except (OSError, UsageError) as e:
                 if not self._warned:
-                    print(f"zodbshootout: warning: {_save_error(self.output, e)}", file=sys.stderr)
+                    print(f"zodbshootout: warning: {_save_error(path, e)}", file=sys.stderr)
                 self._warned = True
 
     def finish(self, result: RunResult) -> None:
@@ -109,9 +104,15 @@ class RunOutputs:
         ``save_failed``; the table is still printed, since the measurements
         are worth more than the file.
         """
+        environment = result.metadata.get("environment")
+        if isinstance(environment, dict):
+            environment["load_average_end"] = metadata.load_average()
         files = []
+        document = resultfile.dumps(result)
         if self.output:
-            files.append((self.output, resultfile.dumps(result)))
+            files.append((self.output, document))
+        if self.saved:
+            files.append((self.saved, document))
         if self.pyperf:
             from zodbshootout.pyperf_export import dumps_pyperf
 
@@ -193,71 +194,8 @@ def _isatty(stream: Any) -> bool:
 
 
 # --- Subcommands ----------------------------------------------------------------
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see zodbshootout {self.prog.split()[-1]} --help)")
-
-
-def _subcommand_parser(name: str) -> argparse.ArgumentParser:
-    descriptions = {
-        "show": "Print the table of a saved run (-o) again, in any format.",
-        "compare": "Compare two saved runs cell by cell: rates, ratio, and whether the "
-        "difference is significant (Welch's t-test over the repetitions).",
-        "plot": "Draw a saved run: a bar chart of rate per phase and database (log scale), "
-        "and rate against object count or concurrency when the run has several.",
-        "export": "Write a saved run as a pyperf benchmark suite (for pyperf compare_to, "
-        "stats, hist).",
-    }
-    parser = _Parser(prog=f"zodbshootout {name}", description=descriptions[name])
-    if name == "compare":
-        parser.add_argument("base", metavar="BASE.json", help="the run to compare against")
-        parser.add_argument("changed", metavar="CHANGED.json", help="the run with the change")
-    else:
-        parser.add_argument("result", metavar="RESULT.json", help="a file saved with -o")
-    if name == "show":
-        parser.add_argument(
-            "--format",
-            choices=FORMATS,
-            default=None,
-            help="csv, markdown, json or table (default: what the run printed)",
-        )
-    if name in ("plot", "export"):
-        suffix = ".png" if name == "plot" else ".json"
-        parser.add_argument(
-            "-o",
-            "--output",
-            metavar=f"FILE{suffix}",
-            required=True,
-            help="where to write the chart (.png, .svg, .pdf)"
-            if name == "plot"
-            else "where to write the pyperf suite ('-': stdout)",
-        )
-    if name != "export":
-        parser.add_argument(
-            "--aggregate",
-            choices=AGGREGATES,
-            default=None,
-            help="combine repetitions by mean or best (default: what the run used)",
-        )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    return parser
-
-
-def main_subcommand(argv: Sequence[str]) -> int:
-    """Run ``zodbshootout SUBCOMMAND ...``; return the exit code."""
-    name, rest = argv[0], list(argv[1:])
-    debug = "--debug" in rest
-    try:
-        args = _subcommand_parser(name).parse_args(rest)
-        return _COMMANDS[name](args)
-    except UsageError as e:
-        if debug:
-            raise
-        print(f"zodbshootout {name}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+# Their arguments are defined in zodbshootout.arguments; cli.main_subcommand
+# parses them and calls the handler named by COMMANDS.
 
 
 def saved_aggregate(result: RunResult, chosen: str | None) -> str:
@@ -268,8 +206,21 @@ def saved_aggregate(result: RunResult, chosen: str | None) -> str:
     return used if used in AGGREGATES else "mean"
 
 
+def _warn(command: str, lines: list[str], quiet: bool) -> None:
+    if quiet:
+        return
+    for line in lines:
+        print(f"zodbshootout {command}: warning: {line}", file=sys.stderr)
+
+
 def _show(args: argparse.Namespace) -> int:
     result = resultfile.load(args.result)
+    if args.metadata:
+        from zodbshootout.render.metadata import format_metadata
+
+        for line in format_metadata(result):
+            print(line)
+        return EXIT_OK
     saved_format = result.metadata.get("format")
     format_name = args.format or (saved_format if saved_format in FORMATS else "csv")
     print_table(result, format_name, saved_aggregate(result, args.aggregate))
@@ -278,26 +229,100 @@ def _show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare(args: argparse.Namespace) -> int:
-    from zodbshootout.compare import compare_results, format_comparison
+def run_names(paths: list[str], results: list[RunResult] | None = None) -> list[str]:
+    """How each compared run is called in the output.
 
-    base = resultfile.load(args.base)
-    changed = resultfile.load(args.changed)
+    Its label (``--label``) when every run has a different one, else its
+    file's base name, else its path if two base names match.
+    """
+    labels = [str(r.metadata.get("label") or "") for r in results or []]
+    if labels and all(labels) and len(set(labels)) == len(labels):
+        return labels
+    names = [os.path.basename(path) for path in paths]
+    if len(set(names)) == len(names):
+        return names
+    if len(set(paths)) == len(paths):
+        return list(paths)
+    return [
+        "base",
+        *(f"changed{'' if len(paths) == 2 else index}" for index in range(1, len(paths))),
+    ]
+
+
+def format_differences(name: str, base_name: str, differences: list[tuple[str, Any, Any]]) -> str:
+    """The warning for runs measured in different conditions, naming each differing fact."""
+    facts = ", ".join(f"{fact} ({ours!r} vs {theirs!r})" for fact, ours, theirs in differences)
+    return (
+        f"{base_name} and {name} were measured in different conditions: {facts}; "
+        "part of any difference may come from them"
+    )
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from zodbshootout.compare import compare_results, require_common_cells
+    from zodbshootout.render.comparison import describe_cell, format_comparisons, format_ratio
+
+    paths = [args.base, *args.changed]
+    results = [resultfile.load(path) for path in paths]
+    names = run_names(paths, results)
+    base, base_name = results[0], names[0]
     aggregate = args.aggregate or saved_aggregate(base, None)
-    base_name, changed_name = os.path.basename(args.base), os.path.basename(args.changed)
-    if base_name == changed_name:
-        base_name, changed_name = "base", "changed"
-    comparisons = compare_results(base, changed, aggregate)
-    for line in format_comparison(comparisons, base_name, changed_name, aggregate):
+    comparisons = []
+    for changed, name in zip(results[1:], names[1:], strict=True):
+        differences = metadata.differing_facts(base.metadata, changed.metadata)
+        if differences:
+            _warn("compare", [format_differences(name, base_name, differences)], args.quiet)
+        comparison = compare_results(base, changed, aggregate, base_name, name)
+        require_common_cells(comparison)
+        comparisons.append(comparison)
+    for line in format_comparisons(comparisons, args.format):
         print(line)
-    return EXIT_OK
+    if args.fail_if_slower is None:
+        return EXIT_OK
+    slower = [(c, cell) for c in comparisons for cell in c.slower_than(args.fail_if_slower)]
+    if not slower:
+        return EXIT_OK
+    print(
+        f"zodbshootout compare: {len(slower)} cell(s) significantly slower than the base by "
+        f"more than {args.fail_if_slower:g}% (--fail-if-slower):",
+        file=sys.stderr,
+    )
+    for comparison, cell in slower:
+        print(
+            f"  {comparison.changed_name}: {describe_cell(cell.key)}: "
+            f"{format_ratio(cell.ratio)} (adjusted p={cell.p_adjusted:.3g})",
+            file=sys.stderr,
+        )
+    return EXIT_CELLS_FAILED
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from zodbshootout.render.plot import plot_result
+    paths: list[str] = args.results
+    aggregate_of = saved_aggregate
+    if len(paths) == 1 and not os.path.isdir(paths[0]):
+        from zodbshootout.render.plot import plot_result
 
-    result = resultfile.load(args.result)
-    plot_result(result, args.output, saved_aggregate(result, args.aggregate))
+        result = resultfile.load(paths[0])
+        plot_result(result, args.output, aggregate_of(result, args.aggregate))
+    elif len(paths) == 2 and not any(os.path.isdir(path) for path in paths):
+        from zodbshootout.compare import compare_results, require_common_cells
+        from zodbshootout.render.plot import plot_comparison
+
+        base, changed = (resultfile.load(path) for path in paths)
+        base_name, changed_name = run_names(paths, [base, changed])
+        comparison = compare_results(
+            base, changed, aggregate_of(base, args.aggregate), base_name, changed_name
+        )
+        require_common_cells(comparison)
+        plot_comparison(comparison, args.output)
+    else:
+        from zodbshootout.history import history_cells, load_runs
+        from zodbshootout.render.plot import plot_history
+
+        runs, warnings = load_runs(paths)
+        _warn("plot", warnings, args.quiet)
+        aggregate = args.aggregate or saved_aggregate(runs[-1].result, None)
+        plot_history(runs, history_cells(runs), args.output, aggregate)
     if not args.quiet:
         print(f"zodbshootout: wrote {args.output}", file=sys.stderr)
     return EXIT_OK
@@ -314,4 +339,23 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"show": _show, "compare": _compare, "plot": _plot, "export": _export}
+def _history(args: argparse.Namespace) -> int:
+    from zodbshootout.history import history_cells, load_runs
+    from zodbshootout.render.history import format_history
+
+    runs, warnings = load_runs(args.runs)
+    _warn("history", warnings, args.quiet)
+    aggregate = args.aggregate or saved_aggregate(runs[-1].result, None)
+    for line in format_history(runs, history_cells(runs), aggregate, args.format):
+        print(line)
+    return EXIT_OK
+
+
+#: The handler of each subcommand (see zodbshootout.arguments.SUBCOMMANDS).
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "show": _show,
+    "compare": _compare,
+    "plot": _plot,
+    "export": _export,
+    "history": _history,
+}

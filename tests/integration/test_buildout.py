@@ -1,5 +1,5 @@
 """buildout.cfg works: a buildout of a copy of the checkout makes a working
-``bin/zodbshootout`` and ``bin/test``.
+``bin/zodbshootout`` (and only that), and ``buildout -c test.cfg`` adds ``bin/test``.
 
 The buildout runs in a new virtual environment that sees the packages of the
 environment running this test (its site-packages, or buildout's eggs when
@@ -112,17 +112,24 @@ def built(tmp_path_factory):
     pathlib.Path(purelib, "zz_parent_packages.pth").write_text(
         "".join(f"{entry}\n" for entry in [str(view), *eggs])
     )
-    done = run(
-        [str(python), "-c", "import sys; from zc.buildout.buildout import main; main()"],
-        checkout,
-        600,
-    )
+    buildout = [str(python), "-c", "import sys; from zc.buildout.buildout import main; main()"]
+    done = run(buildout, checkout, 600)
     assert done.returncode == 0, done.stdout + done.stderr
-    return checkout, done.stdout + done.stderr
+    # What the default parts made, before the test part is asked for.
+    scripts = sorted(path.name for path in (checkout / "bin").iterdir())
+    done = run([*buildout, "-c", "test.cfg"], checkout, 600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return checkout, scripts
 
 
-def test_buildout_makes_both_scripts_from_the_checkout(built):
-    checkout, _output = built
+def test_default_buildout_makes_only_the_command(built):
+    _checkout, scripts = built
+    assert "zodbshootout" in scripts
+    assert "test" not in scripts
+
+
+def test_test_cfg_adds_the_test_runner_from_the_checkout(built):
+    checkout, _scripts = built
     for script in ("zodbshootout", "test"):
         path = checkout / "bin" / script
         assert path.is_file(), f"bin/{script} missing"

@@ -1,5 +1,7 @@
 """What -v tells about each database: measured before the run, kept in the result."""
 
+import importlib.metadata
+
 from zodbshootout.config import load_config
 from zodbshootout.options import RunOptions
 from zodbshootout.runner import Runner
@@ -31,5 +33,8 @@ def test_verbose_prints_one_line_per_database_on_stderr():
     lines = done.stderr.splitlines()
     assert [line.split(":")[0] for line in lines] == ["zeo_fs", "sqlite", "zeo_pcache"]
     assert "latency" in lines[0]
+    # ZEO's version (the client's; the server sends only its protocol) and RelStorage's.
+    assert f"ZEO {importlib.metadata.version('ZEO')} (protocol Z" in lines[0]
+    assert f"RelStorage {importlib.metadata.version('RelStorage')}" in lines[1]
     assert "persistent client cache" in lines[2]
     assert "latency" not in done.stdout

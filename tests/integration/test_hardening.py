@@ -281,7 +281,7 @@ def test_a_missing_postgresql_driver_names_the_extra_to_install(write_config):
     assert "'auto'" not in done.stderr
     assert done.stderr == (
         "zodbshootout: error: pg: no PostgreSQL driver is installed: pip install "
-        "'.[postgresql]' in a checkout of zodbshootout, or name an installed driver in "
+        "'.[postgresql]' in the zodbshootout checkout, or name an installed driver in "
         "the section\n"
     )
 

@@ -170,7 +170,7 @@ def test_open_errors_say_what_to_check():
     assert "check the user and password" in describe_open_error(denied)
     assert "pip install psycopg2cffi" in describe_open_error(unknown)
     ours = ModuleNotFoundError("No module named 'pg8000'", name="pg8000")
-    assert "pip install '.[postgresql]'" in describe_open_error(ours)
+    assert "pip install '.[postgresql]' in the zodbshootout checkout" in describe_open_error(ours)
 
 
 # --- exit codes -------------------------------------------------------------

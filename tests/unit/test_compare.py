@@ -1,11 +1,17 @@
-"""compare: both rates, the ratio in words, and Welch's verdict per cell."""
+"""compare: both rates, the ratio in words, Welch's verdict with Holm's correction, the summary."""
 
+import csv
+import io
+import json
+import math
 import pathlib
 
 import pytest
 from sample_run import sample_result, with_noise
 
-from zodbshootout.compare import compare_results, format_comparison, format_ratio
+from zodbshootout.compare import compare_results, holm_adjust, require_common_cells
+from zodbshootout.errors import UsageError
+from zodbshootout.render.comparison import format_comparisons, format_ratio, format_table
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 
@@ -18,44 +24,136 @@ def test_ratio_in_words(ratio, text):
     assert format_ratio(ratio) == text
 
 
+def test_holm_multiplies_the_smallest_p_by_the_number_of_tests_and_stays_monotone():
+    # Sorted: 0.01*3 = 0.03, 0.02*2 = 0.04, 0.04*1 = 0.04 (kept at least the previous).
+    assert holm_adjust([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert holm_adjust([0.5, 0.6]) == [1.0, 1.0]
+    assert holm_adjust([]) == []
+
+
 def test_a_run_compared_with_itself_differs_nowhere():
-    comparisons = compare_results(sample_result(), sample_result())
-    measured = [c for c in comparisons if c.base is not None]
+    comparison = compare_results(sample_result(), sample_result())
+    measured = comparison.measured_in_both
     assert len(measured) == 5
     assert all(c.ratio == 1.0 and c.significant is False for c in measured)
-    assert format_comparison(comparisons)[-1] == "0 of 5 tested cells differ significantly."
+    assert comparison.geometric_mean == pytest.approx(1.0)
+    assert format_table(comparison)[-1] == "0 of 5 tested cells differ significantly."
 
 
 def test_a_real_change_is_significant_and_noise_is_not():
     changed = sample_result(scale={"add": 0.5})  # add takes half the time
     changed = with_noise(changed, "postgresql", "cold", (1.05, 0.97, 1.0))
-    by_cell = {(c.key.database, c.key.phase): c for c in compare_results(sample_result(), changed)}
+    comparison = compare_results(sample_result(), changed)
+    by_cell = {(c.key.database, c.key.phase): c for c in comparison.cells}
     add = by_cell["postgresql", "add"]
     assert add.ratio == pytest.approx(2.0)
     assert add.significant is True
-    cold = by_cell["postgresql", "cold"]
+    assert by_cell["postgresql", "cold"].significant is False
+
+
+def test_the_correction_can_turn_a_marginal_cell_insignificant():
+    """A p just under 0.05 on its own is not significant among several tested cells."""
+    changed = with_noise(sample_result(), "postgresql", "cold", (1.05, 1.05, 1.05))
+    comparison = compare_results(sample_result(), changed)
+    cold = next(
+        c for c in comparison.cells if (c.key.database, c.key.phase) == ("postgresql", "cold")
+    )
+    assert cold.test is not None
+    assert cold.test.p_value < 0.05
+    assert cold.p_adjusted == pytest.approx(min(1.0, cold.test.p_value * 5))
     assert cold.significant is False
+
+
+def test_geometric_mean_of_the_ratios():
+    # add twice as fast in both databases, cold and steamin unchanged: (2 * 2 * 1 * 1 * 1)^(1/5)
+    comparison = compare_results(sample_result(), sample_result(scale={"add": 0.5}))
+    assert comparison.geometric_mean == pytest.approx(4 ** (1 / 5))
 
 
 def test_comparison_matches_golden():
     changed = sample_result(scale={"add": 0.5, "cold": 1.1})
-    lines = format_comparison(compare_results(sample_result(), changed), "a.json", "b.json")
+    comparison = compare_results(
+        sample_result(), changed, base_name="a.json", changed_name="b.json"
+    )
+    lines = format_table(comparison)
     assert "\n".join(lines) + "\n" == (GOLDEN / "compare.txt").read_text()
+
+
+def test_markdown_is_a_table_with_a_summary_row():
+    changed = sample_result(scale={"add": 0.5, "cold": 1.1})
+    comparison = compare_results(
+        sample_result(), changed, base_name="a.json", changed_name="b.json"
+    )
+    lines = format_comparisons([comparison], "markdown")
+    assert "\n".join(lines) + "\n" == (GOLDEN / "compare.md").read_text()
+    # Rendered by a real CommonMark parser with GitHub's table extension.
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").enable("table").render("\n".join(lines))
+    assert html.count("<table>") == 1
+    assert html.count("<tr>") == 1 + 7  # header, six cells, the geometric mean
+    assert html.count("<th>") + html.count("<th style") == 6
+    assert "<td><strong>Geometric mean</strong></td>" in html
+    assert html.count("<p>") == 3  # the method, one paragraph per line
+
+
+def test_csv_and_json_carry_every_cell_and_the_geometric_mean():
+    comparison = compare_results(sample_result(), sample_result(scale={"add": 0.5}))
+    rows = list(csv.DictReader(io.StringIO("\n".join(format_comparisons([comparison], "csv")))))
+    assert len(rows) == 7  # six cells (one failed in both) and the geometric mean
+    add = next(r for r in rows if (r["database"], r["phase"]) == ("postgresql", "add"))
+    assert float(add["ratio"]) == pytest.approx(2.0)
+    assert add["significant"] == "true"
+    assert float(rows[-1]["ratio"]) == pytest.approx(4 ** (1 / 5))
+    document = json.loads("\n".join(format_comparisons([comparison], "json")))
+    only = document["comparisons"][0]
+    assert only["correction"] == "holm"
+    assert math.isclose(only["geometric_mean_ratio"], 4 ** (1 / 5))
+    assert len(only["cells"]) == 6
 
 
 def test_single_repetitions_are_compared_but_not_tested():
     one = sample_result()
     one.measurements = [m for m in one.measurements if m.repetition == 1]
-    comparisons = compare_results(one, one)
-    assert comparisons[0].ratio == 1.0
-    assert comparisons[0].significant is None
-    assert "untested (needs 2+ repetitions on each side)" in format_comparison(comparisons)[1]
+    comparison = compare_results(one, one)
+    assert comparison.cells[0].ratio == 1.0
+    assert comparison.cells[0].significant is None
+    assert "untested (needs 2+ repetitions on each side)" in format_table(comparison)[1]
 
 
-def test_a_database_only_in_one_run_is_listed():
+def test_cells_only_in_one_run_are_listed_apart():
     changed = sample_result()
     changed.databases = [*changed.databases, "sqlite"]
-    comparisons = compare_results(sample_result(), changed)
-    sqlite = [c for c in comparisons if c.key.database == "sqlite"]
-    assert len(sqlite) == 3
-    assert all(c.base is None and c.changed is None and c.ratio is None for c in sqlite)
+    comparison = compare_results(sample_result(), changed, changed_name="b.json")
+    assert all(c.key.database != "sqlite" for c in comparison.cells)
+    assert [k.phase for k in comparison.only_in_changed] == ["add", "cold", "steamin"]
+    assert comparison.only_in_base == []
+    only = [line for line in format_table(comparison) if line.startswith("Only in")]
+    assert only == [
+        "Only in b.json (3 cells, not compared): sqlite, add, 1000 objects, concurrency 2; "
+        "sqlite, cold, 1000 objects, concurrency 2; sqlite, steamin, 1000 objects, concurrency 2"
+    ]
+
+
+def test_no_cell_in_common_is_an_error():
+    other = sample_result()
+    other.databases = ["mysql"]
+    other.measurements = [
+        m.__class__("mysql", m.concurrency, m.object_count, m.repetition, m.timing)
+        for m in other.measurements
+    ]
+    comparison = compare_results(sample_result(), other, base_name="a", changed_name="b")
+    with pytest.raises(UsageError, match="b and a have 0 cells in common"):
+        require_common_cells(comparison)
+
+
+def test_slower_than_names_only_significant_slowdowns_beyond_the_threshold():
+    changed = sample_result(scale={"cold": 1.2, "add": 1.05})
+    comparison = compare_results(sample_result(), changed)
+    slower = comparison.slower_than(10)
+    assert sorted((c.key.database, c.key.phase) for c in slower) == [
+        ("postgresql", "cold"),
+        ("zeo_fs", "cold"),
+    ]
+    assert slower[0].slowdown_percent == pytest.approx(20.0)
+    assert comparison.slower_than(25) == []

@@ -262,6 +262,6 @@ def test_gevent_without_gevent_installed_is_a_usage_error(monkeypatch):
     code, err = run_main("x.conf", "--gevent")
     assert code == 2
     assert err.strip() == (
-        "zodbshootout: error: --gevent needs gevent: pip install '.[gevent]' in a checkout of "
-        "zodbshootout"
+        "zodbshootout: error: --gevent needs gevent: pip install '.[gevent]' in the zodbshootout "
+        "checkout"
     )

@@ -53,5 +53,57 @@ def test_unknown_image_type_is_a_usage_error(tmp_path):
 
 def test_missing_matplotlib_names_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(UsageError, match=r"pip install '\.\[plot\]' in a checkout"):
+    with pytest.raises(UsageError, match=r"pip install '\.\[plot\]'"):
         plot_result(sample_result(), str(tmp_path / "chart.png"))
+
+
+def test_comparison_chart_has_a_bar_per_cell_coloured_by_verdict():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from zodbshootout.compare import compare_results
+    from zodbshootout.render.plot import build_comparison_figure
+
+    changed = sample_result(scale={"add": 0.5, "cold": 1.1})
+    comparison = compare_results(sample_result(), changed, base_name="a", changed_name="b")
+    figure = build_comparison_figure(comparison)
+    try:
+        (axes,) = figure.axes
+        labels = [t.get_text() for t in axes.get_yticklabels()]
+        assert labels[0] == "postgresql  Add 1000 Objects"
+        assert len(axes.patches) == 5  # cells measured in both runs
+        colours = [to_hex(bar.get_facecolor()) for bar in axes.patches]
+        green, red, grey = (to_hex(c) for c in ("tab:green", "tab:red", "tab:gray"))
+        # add faster, cold slower (both significant), steamin unchanged.
+        assert colours == [green, red, grey, green, red]
+        texts = [t.get_text() for t in axes.texts]
+        assert texts[:2] == ["2.00x faster *", "1.10x slower *"]
+        assert "geometric mean 1.27x faster" in axes.get_title()
+    finally:
+        plt.close(figure)
+
+
+def test_history_chart_has_a_line_per_database_over_the_runs():
+    import matplotlib.pyplot as plt
+
+    from zodbshootout.history import SavedRun, history_cells
+    from zodbshootout.render.plot import build_history_figure
+
+    runs = []
+    for index, scale in enumerate((1.0, 0.9, 0.5)):
+        result = sample_result(scale={"add": scale})
+        result.metadata.update(started=1_700_000_000 + index, label=f"run{index}")
+        runs.append(SavedRun(f"run{index}.json", result))
+    figure = build_history_figure(runs, history_cells(runs))
+    try:
+        assert [a.get_title() for a in figure.axes] == ["add", "cold", "steamin"]
+        add = figure.axes[0]
+        assert [t.get_text() for t in add.get_xticklabels()] == ["run0", "run1", "run2"]
+        series = {container.get_label(): container for container in add.containers}
+        assert set(series) == {"postgresql", "zeo_fs"}
+        data_line = series["postgresql"].lines[0]
+        assert list(data_line.get_xdata()) == [0, 1, 2]
+        ys = list(data_line.get_ydata())
+        assert ys[2] == pytest.approx(2 * ys[0])
+    finally:
+        plt.close(figure)

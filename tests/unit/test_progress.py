@@ -1,26 +1,22 @@
-"""The progress display: a live line on a terminal, plain lines in logs, nothing with -q."""
+"""The progress display: rich's live display on a terminal, plain lines in logs, nothing with -q."""
 
 import io
+import time
+
+from rich.console import Console
 
 from zodbshootout.progress import (
     LineProgress,
     NoProgress,
     ProgressEvent,
+    RichProgress,
     RunPlan,
-    TerminalProgress,
+    TimeLeft,
     format_duration,
     make_progress,
 )
 
 PLAN = RunPlan(["zeo_fs", "sqlite"], [100], [2], repetitions=2)
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
 
 
 class Terminal(io.StringIO):
@@ -32,6 +28,10 @@ def event(database="zeo_fs", repetition=1, stage="write", detail=""):
     return ProgressEvent(database, 100, 2, repetition, 2, stage, detail)
 
 
+def terminal_console(stream, width=120):
+    return Console(file=stream, force_terminal=True, width=width, color_system=None)
+
+
 def test_fraction_done_counts_repetitions_and_stages():
     assert PLAN.total == 4
     assert PLAN.fraction_done(event(stage="populate")) == 0.0
@@ -39,42 +39,94 @@ def test_fraction_done_counts_repetitions_and_stages():
     assert PLAN.fraction_done(event("zeo_fs", 2, "done")) == 0.5
 
 
-def test_status_line_estimates_the_time_left():
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_time_left_comes_from_the_measured_repetitions():
     clock = FakeClock()
-    display = TerminalProgress(Terminal(), PLAN, clock=clock, width=lambda: 200)
-    clock.now += 30.0  # half the run took 30 s: 30 s more to go
-    line = display.status_line(event("sqlite", 1, "populate"))
-    assert line == (
-        "[ 50% 0:30, ~0:30 left] sqlite (2/2) · 100 objects · c=2 · repetition 1/2 · populate"
+    left = TimeLeft(PLAN, clock=clock)
+    left.update(event(repetition=1, stage="populate"))
+    clock.now += 5.0
+    left.update(event(repetition=1, stage="write"))
+    assert left.seconds() is None  # nothing measured yet: no guess
+    clock.now += 5.0
+    left.update(event(repetition=2, stage="populate"))
+    # One repetition took 10 s; this one and two more are left.
+    assert left.seconds() == 30.0
+    clock.now += 4.0
+    assert left.seconds() == 26.0  # the estimate moves on while a stage runs
+    clock.now += 6.0
+    left.update(event(repetition=2, stage="done"))
+    assert left.seconds() == 20.0
+    # A failure skips its cell's other repetitions.
+    left.update(event("sqlite", 1, "populate"))
+    clock.now += 30.0
+    left.update(event("sqlite", 1, "failed"))
+    assert left.seconds() == 0.0
+
+
+def test_description_names_the_cell_and_stage():
+    assert PLAN.describe(event("sqlite", 1, "populate")) == (
+        "sqlite (2/2) · 100 objects · c=2 · repetition 1/2 · populate"
     )
+    assert PLAN.describe(event(stage="done")) == "zeo_fs (1/2) · 100 objects · c=2 · done"
 
 
-def test_terminal_rewrites_one_line_and_clears_it():
-    stream = Terminal()
-    clock = FakeClock()
-    display = TerminalProgress(stream, PLAN, clock=clock, width=lambda: 40)
-    clock.now += 1.0
-    display(event(stage="populate"))
-    display(event(stage="write"))
+def test_terminal_display_shows_the_cell_and_is_erased_at_the_end():
+    stream = io.StringIO()
+    display = make_progress(stream, PLAN, False, str, console=terminal_console(stream))
+    assert isinstance(display, RichProgress)
+    display(event("sqlite", 2, "populate"))
+    display.display.refresh()
+    frame = stream.getvalue().split("\r")[-1]
+    assert "75%" in frame
+    assert "sqlite (2/2) · 100 objects · c=2 · repetition 2/2 · populate" in frame
     display.clear()
-    text = stream.getvalue()
-    assert "\n" not in text
-    assert text.count("\r\x1b[K") == 3
-    # Cut to the terminal's width so that the line never wraps.
-    parts = text.split("\r\x1b[K")
-    assert all(len(part) <= 39 for part in parts)
-    # What is cut is the end; the time estimate at the start stays.
-    # The write stage starts 10% into the first of 4 repetitions: 2.5% in 1 s.
-    assert parts[2].startswith("[  2% 0:01, ~0:39 left] zeo_fs (1/2)")
-    assert parts[2].endswith("…")
-    assert text.endswith("\r\x1b[K")
+    # transient: the last thing written erases the display's line.
+    assert stream.getvalue().endswith("\x1b[2K") or "\x1b[2K\x1b[?25h" in stream.getvalue()
 
 
-def test_terminal_keeps_failures_on_screen():
-    stream = Terminal()
-    display = TerminalProgress(stream, PLAN, clock=FakeClock(), width=lambda: 200)
+def test_failures_stay_on_screen_above_the_display():
+    stream = io.StringIO()
+    display = make_progress(stream, PLAN, False, str, console=terminal_console(stream))
     display(event(stage="failed", detail="worker 0 died"))
+    display.clear()
     assert "zodbshootout: zeo_fs: failed: worker 0 died\n" in stream.getvalue()
+
+
+class TimedStream(io.StringIO):
+    """Remembers when each write happened."""
+
+    def __init__(self):
+        super().__init__()
+        self.times = []
+
+    def write(self, text):
+        self.times.append(time.monotonic())
+        return super().write(text)
+
+
+def test_the_display_moves_at_least_once_a_second_while_nothing_happens():
+    """rich redraws from its own thread: a long stage does not freeze the clock."""
+    stream = TimedStream()
+    display = make_progress(stream, PLAN, False, str, console=terminal_console(stream))
+    display(event(stage="write"))
+    started = time.monotonic()
+    time.sleep(2.6)  # one long stage: no event from the runner
+    display.clear()
+    writes = [t for t in stream.times if t >= started]
+    gaps = [b - a for a, b in zip([started, *writes], writes, strict=False)]
+    assert len(writes) >= 2 * 2  # several redraws a second
+    assert max(gaps) < 1.0
+    # The elapsed time on screen moved on from 0:00:00 to 0:00:02.
+    frames = stream.getvalue()
+    assert "0:00:00" in frames
+    assert "0:00:02" in frames
 
 
 def test_plain_lines_when_not_a_terminal():
@@ -87,12 +139,30 @@ def test_plain_lines_when_not_a_terminal():
 
 
 def test_terminal_gets_the_live_display_and_quiet_gets_nothing():
-    assert isinstance(make_progress(Terminal(), PLAN, False, str), TerminalProgress)
-    quiet = make_progress(Terminal(), PLAN, True, str)
+    live = make_progress(Terminal(), PLAN, False, str)
+    assert isinstance(live, RichProgress)
+    live.clear()
+    stream = Terminal()
+    quiet = make_progress(stream, PLAN, True, str)
     assert isinstance(quiet, NoProgress)
+    quiet(event())
+    assert stream.getvalue() == ""
 
 
 def test_durations():
     assert format_duration(7.4) == "0:07"
     assert format_duration(723) == "12:03"
     assert format_duration(3723) == "1:02:03"
+
+
+def test_fewer_redraws_when_the_workers_are_threads_of_this_process():
+    stream = io.StringIO()
+    console = terminal_console(stream)
+    threads = make_progress(stream, PLAN, False, str, console=console, workers_in_process=True)
+    processes = make_progress(stream, PLAN, False, str, console=terminal_console(io.StringIO()))
+    try:
+        assert threads.display.live.refresh_per_second == 1
+        assert processes.display.live.refresh_per_second == 4
+    finally:
+        threads.clear()
+        processes.clear()

@@ -1,6 +1,7 @@
 """show, compare, plot and export, as a user calls them (in this process, no workers)."""
 
 import json
+import pathlib
 
 import pytest
 from sample_run import sample_result, with_noise
@@ -56,7 +57,7 @@ def test_compare_prints_ratio_and_significance(saved, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "run.json" in out.splitlines()[0]
     assert "changed.json" in out.splitlines()[0]
-    add = next(line for line in out.splitlines() if line.startswith("postgresql  Add"))
+    add = next(line for line in out.splitlines() if line.split()[:2] == ["postgresql", "Add"])
     assert "2.00x faster" in add
     assert "significant (p<0.001)" in add
     assert out.splitlines()[-1] == "2 of 5 tested cells differ significantly."
@@ -145,3 +146,118 @@ def test_a_failed_save_warns_once_and_does_not_stop_the_run(tmp_path, capsys):
         f"zodbshootout: error: cannot write {target}: the directory {directory} does not exist",
     ]
     assert outputs.save_failed
+
+
+def test_compare_fails_only_when_asked_and_names_the_slower_cells(saved, tmp_path, capsys):
+    slower = tmp_path / "slower.json"
+    resultfile.save(sample_result(scale={"cold": 2.0}), str(slower))
+    assert main(["compare", saved, str(slower)]) == 0
+    capsys.readouterr()
+    assert main(["compare", saved, str(slower), "--fail-if-slower", "10"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        "zodbshootout compare: 2 cell(s) significantly slower than the base by more than 10% "
+        "(--fail-if-slower):"
+    )
+    assert err[1].startswith("  slower.json: postgresql, cold, 1000 objects, concurrency 2: ")
+    assert "2.00x slower" in err[1]
+    assert main(["compare", saved, str(slower), "--fail-if-slower", "120"]) == 0
+
+
+def test_compare_several_runs_against_the_first(saved, tmp_path, capsys):
+    paths = []
+    for name, scale in (("b.json", 0.5), ("c.json", 2.0)):
+        path = tmp_path / name
+        resultfile.save(sample_result(scale={"add": scale}), str(path))
+        paths.append(str(path))
+    assert main(["compare", saved, *paths, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    pairs = [(c["base"], c["changed"]) for c in document["comparisons"]]
+    assert pairs == [("run.json", "b.json"), ("run.json", "c.json")]
+    assert main(["compare", saved, *paths]) == 0
+    out = capsys.readouterr().out
+    assert "== b.json against run.json ==" in out
+    assert "== c.json against run.json ==" in out
+
+
+def test_compare_warns_naming_what_differs(saved, tmp_path, capsys):
+    other = sample_result()
+    other.metadata["environment"] = {"cpu_model": "B", "python": {"version": "3.12.0"}}
+    other.metadata["options"]["object_size_bytes"] = 256
+    base = sample_result()
+    base.metadata["environment"] = {"cpu_model": "A", "python": {"version": "3.12.0"}}
+    base.metadata["options"]["object_size_bytes"] = 128
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    resultfile.save(base, str(paths[0]))
+    resultfile.save(other, str(paths[1]))
+    assert main(["compare", *map(str, paths)]) == 0
+    assert capsys.readouterr().err == (
+        "zodbshootout compare: warning: a.json and b.json were measured in different "
+        "conditions: CPU model ('A' vs 'B'), object size (128 vs 256); part of any "
+        "difference may come from them\n"
+    )
+
+
+def test_show_metadata_matches_golden(tmp_path, capsys):
+    result = sample_result()
+    result.metadata.update(
+        label="nightly",
+        environment={
+            "zodbshootout": "1.0",
+            "git": {"commit": "0123456789abcdef" * 2 + "01234567", "modified": True},
+            "python": {"version": "3.11.7", "implementation": "CPython"},
+            "platform": "Linux-6.1-x86_64",
+            "cpu_model": "Some CPU @ 2.20GHz",
+            "cpu_count": 2,
+            "cpu_governor": "unknown",
+            "memory_bytes": 8 * 2**30,
+            "load_average_start": [0.5, 0.25, 0.125],
+            "load_average_end": None,
+            "packages": {"ZODB": "6.0", "RelStorage": None},
+        },
+        databases={"zeo_fs": {"database": "zeo", "zeo_version": "6.2", "history": "preserving"}},
+    )
+    path = tmp_path / "meta.json"
+    resultfile.save(result, str(path))
+    assert main(["show", str(path), "--metadata"]) == 0
+    golden = pathlib.Path(__file__).parent / "golden" / "metadata.txt"
+    assert capsys.readouterr().out == golden.read_text()
+
+
+def test_plot_of_two_runs_and_of_a_directory(saved, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    changed = tmp_path / "changed.json"
+    resultfile.save(sample_result(scale={"add": 0.5}), str(changed))
+    chart = tmp_path / "change.png"
+    assert main(["plot", saved, str(changed), "-o", str(chart)]) == 0
+    assert chart.read_bytes().startswith(b"\x89PNG")
+    history = tmp_path / "history.svg"
+    assert main(["plot", str(tmp_path), "-o", str(history)]) == 0
+    assert history.read_text().startswith("<?xml")
+
+
+def test_save_to_a_directory_that_cannot_be_made_is_refused_before_the_run(tmp_path, capsys):
+    from conftest import ETC
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = blocker / "runs"
+    assert main([str(ETC / "local.conf"), "--save-to", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"zodbshootout: error: cannot create {target}: ")
+    assert err.count("\n") == 1
+
+
+def test_compared_runs_are_named_by_their_labels_when_they_all_differ(tmp_path, capsys):
+    paths = []
+    for label in ("before", "after"):
+        result = sample_result()
+        result.metadata["label"] = label
+        paths.append(str(tmp_path / f"{label}-run.json"))
+        resultfile.save(result, paths[-1])
+    assert main(["compare", *paths]) == 0
+    assert capsys.readouterr().out.split()[2:4] == ["before", "after"]
+    unlabelled = str(tmp_path / "plain.json")
+    resultfile.save(sample_result(), unlabelled)
+    assert main(["compare", paths[0], unlabelled]) == 0
+    assert capsys.readouterr().out.split()[2:4] == ["before-run.json", "plain.json"]

@@ -10,6 +10,9 @@ from zodbshootout.results import RunResult
 #: The --format choices; csv (the classic table) is the default.
 FORMATS = ("csv", "markdown", "json", "table")
 
+#: The --format choices of compare and history; table (aligned text) is the default.
+COMPARISON_FORMATS = ("table", "markdown", "csv", "json")
+
 
 def format_result(
     result: RunResult,

@@ -1,4 +1,6 @@
-"""Charts of a run: rate per phase and database, and rate against object count or concurrency.
+"""Charts of saved runs: one run, two runs compared, and a history of runs.
+
+For one run: rate per phase and database, and rate against object count or concurrency.
 
 The first chart is a grouped bar chart: one group per phase, one bar per
 database, error bars of one standard deviation.  Its y axis is logarithmic
@@ -7,20 +9,31 @@ linear axis the writes would be invisible.  When a run holds several
 object counts or concurrency levels, one small chart per phase follows,
 plotting the rate against them.
 
+Two runs (:func:`plot_comparison`) become one bar per cell of the ratio of
+their rates; a history (:func:`plot_history`) one line per database over
+the runs, per phase.
+
 matplotlib is the optional extra ``plot`` (``pip install '.[plot]'``); without it
-:func:`plot_result` raises a UsageError that names the extra.
+every plot raises a UsageError that says how to install it.
 """
 
 from __future__ import annotations
 
 import io
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 from zodbshootout.drivers import install_hint
 from zodbshootout.errors import UsageError
+from zodbshootout.history import HistoryRow, SavedRun, column_names
 from zodbshootout.outputfile import check_output_target, write_atomically
+from zodbshootout.render.comparison import format_ratio
+from zodbshootout.render.labels import phase_label
 from zodbshootout.results import CellKey, RunResult
-from zodbshootout.stats import cell_stats
+from zodbshootout.stats import Stats, cell_stats
+
+if TYPE_CHECKING:
+    from zodbshootout.compare import Comparison
 
 _FORMATS = ("png", "svg", "pdf")
 
@@ -29,7 +42,9 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError(f"plotting needs matplotlib: {install_hint('plot')}") from None
+        raise UsageError(
+            f"plotting needs matplotlib: {install_hint('plot')} (or pip install matplotlib)"
+        ) from None
     matplotlib.use("Agg")  # files only; never open a window
     import matplotlib.pyplot as plt
 
@@ -38,23 +53,10 @@ def _pyplot() -> Any:
 
 def plot_result(result: RunResult, path: str, aggregate: str = "mean") -> None:
     """Draw *result* into *path*; its extension (.png, .svg, .pdf) picks the format."""
-    extension = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-    if extension not in _FORMATS:
-        raise UsageError(f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf")
-    check_output_target(path)
+    _image_format(path)
     if not result.measurements:
         raise UsageError("nothing to plot: no cell of this run was measured")
-    plt = _pyplot()
-    figure = build_figure(result, aggregate)
-    image = io.BytesIO()
-    try:
-        figure.savefig(image, format=extension, dpi=110)
-    finally:
-        plt.close(figure)
-    try:
-        write_atomically(path, image.getvalue())
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    _save(build_figure(result, aggregate), path)
 
 
 def build_figure(result: RunResult, aggregate: str = "mean") -> Any:
@@ -142,6 +144,13 @@ def _bar_chart(axes: Any, result: RunResult, aggregate: str) -> None:
     axes.legend(loc="best", fontsize="small")
 
 
+def _short_formatter() -> Any:
+    """Tick labels like 20.1M instead of an offset ("1e7") above the axis."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _position: _short(value))
+
+
 def _short(rate: float) -> str:
     """18.8k, 9.39M: bar labels that fit above a narrow bar."""
     for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -194,3 +203,198 @@ def _sweep_chart(
     axes.grid(alpha=0.4)
     if legend:
         axes.legend(fontsize="x-small")
+
+
+def _image_format(path: str) -> str:
+    """The format *path*'s extension names; a UsageError for a target not to write.
+
+    Checked before drawing, so that a mistake costs no time.
+    """
+    extension = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    if extension not in _FORMATS:
+        raise UsageError(f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf")
+    check_output_target(path)
+    return extension
+
+
+def _save(figure: Any, path: str) -> None:
+    """Write *figure* to *path* (format from its extension) and close it.
+
+    Rendered in memory, then written like every output file (see
+    :mod:`zodbshootout.outputfile`): atomically, and never over a device,
+    FIFO, socket, directory or symbolic link.
+    """
+    plt = _pyplot()
+    image = io.BytesIO()
+    try:
+        figure.savefig(image, format=_image_format(path), dpi=110)
+    finally:
+        plt.close(figure)
+    try:
+        write_atomically(path, image.getvalue())
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+# --- Two runs: the change per cell -------------------------------------------------
+
+#: Bar colours: faster, slower (both significant), and a difference that may be noise.
+_FASTER, _SLOWER, _NOISE = "tab:green", "tab:red", "tab:gray"
+
+
+def plot_comparison(comparison: Comparison, path: str) -> None:
+    """Draw the change of every cell measured in both runs into *path*."""
+    _save(build_comparison_figure(comparison), path)
+
+
+def build_comparison_figure(comparison: Comparison) -> Any:
+    """Horizontal bars of changed ÷ base rate per cell, on a log axis centred on 1.
+
+    Green and red bars are significant (after Holm's correction) speed-ups
+    and slowdowns, grey ones may be noise.  The error bar is the ratio's 95%
+    confidence interval from both runs' intervals (relative errors added in
+    quadrature); a cell measured once on a side has none.
+    """
+    plt = _pyplot()
+    cells = comparison.measured_in_both
+    several_levels = len({c.key.concurrency for c in cells}) > 1
+    labels, ratios, colours, low, high = [], [], [], [], []
+    for c in cells:
+        label = f"{c.key.database}  {phase_label(c.key.phase, c.key.object_count)}"
+        labels.append(label + (f"  c={c.key.concurrency}" if several_levels else ""))
+        ratio = c.ratio or 1.0
+        ratios.append(ratio)
+        colours.append(_NOISE if not c.significant else (_FASTER if ratio > 1.0 else _SLOWER))
+        spread = _relative_ci(c.base) ** 2 + _relative_ci(c.changed) ** 2
+        factor = math.exp(math.sqrt(spread)) if spread else 1.0
+        low.append(ratio - ratio / factor)
+        high.append(ratio * factor - ratio)
+    figure = plt.figure(figsize=(11.0, 1.8 + 0.42 * len(cells)), layout="constrained")
+    axes = figure.add_subplot()
+    positions = list(range(len(cells)))[::-1]  # first cell on top
+    # In log space, so that 2x faster and 2x slower are bars of the same length.
+    logs = [math.log(r) for r in ratios]
+    error_low = [math.log(r) - math.log(r - lo) for r, lo in zip(ratios, low, strict=True)]
+    error_high = [math.log(r + hi) - math.log(r) for r, hi in zip(ratios, high, strict=True)]
+    axes.barh(
+        positions,
+        logs,
+        color=colours,
+        xerr=[error_low, error_high] if any(error_low) or any(error_high) else None,
+        capsize=3,
+        height=0.6,
+    )
+    for position, value, colour, below, above in zip(
+        positions, logs, colours, error_low, error_high, strict=True
+    ):
+        # The label goes past the end of the bar and its error bar, never over them.
+        faster = value >= 0.0
+        axes.annotate(
+            format_ratio(math.exp(value)) + (" *" if colour != _NOISE else ""),
+            (value + above if faster else value - below, position),
+            xytext=(5 if faster else -5, 0),
+            textcoords="offset points",
+            ha="left" if faster else "right",
+            va="center",
+            fontsize="small",
+        )
+    axes.axvline(0.0, color="black", linewidth=1)
+    axes.set_yticks(positions, labels)
+    reach = [abs(v) + max(lo, hi) for v, lo, hi in zip(logs, error_low, error_high, strict=True)]
+    limit = max(0.25, *(r * 1.5 for r in reach))
+    axes.set_xlim(-limit, limit)
+    ticks = [0.25, 0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0, 4.0, 8.0]
+    ticks = [t for t in ticks if abs(math.log(t)) <= limit]
+    axes.set_xticks([math.log(t) for t in ticks], [f"{t:g}x" for t in ticks])
+    axes.set_xlabel(
+        f"rate of {comparison.changed_name} ÷ rate of {comparison.base_name} "
+        "(log scale; right of 1x is faster)\n"
+        "* significant (Welch's t-test, Holm-corrected, p < 0.05); grey: may be noise; "
+        "bars: 95% CI"
+    )
+    axes.set_title(
+        f"{comparison.changed_name} against {comparison.base_name}: geometric mean "
+        f"{format_ratio(comparison.geometric_mean)}"
+    )
+    axes.grid(axis="x", alpha=0.4)
+    return figure
+
+
+def _relative_ci(stats: Stats | None) -> float:
+    """A mean rate's 95% confidence half-width relative to the mean; 0 when unknown."""
+    if stats is None or stats.ci95_half_width is None or not stats.mean:
+        return 0.0
+    return min(0.9, stats.ci95_half_width / stats.mean)
+
+
+# --- A history: rate over runs -------------------------------------------------------
+
+
+def plot_history(
+    runs: list[SavedRun], rows: list[HistoryRow], path: str, aggregate: str = "mean"
+) -> None:
+    """Draw each cell's rate over the saved *runs* into *path*."""
+    _save(build_history_figure(runs, rows, aggregate), path)
+
+
+def build_history_figure(
+    runs: list[SavedRun], rows: list[HistoryRow], aggregate: str = "mean"
+) -> Any:
+    """One small chart per phase: a line per database (and count, concurrency) over the runs.
+
+    The error bars are each run's 95% confidence interval of the mean rate
+    (none for a run with one repetition); the y axis is logarithmic when a
+    phase's rates span more than a factor of ten.
+    """
+    plt = _pyplot()
+    phases = list(dict.fromkeys(row.key.phase for row in rows))
+    columns = min(3, len(phases))
+    lines = -(-len(phases) // columns)
+    figure = plt.figure(figsize=(max(8.0, 4.6 * columns), 1.2 + 3.4 * lines), layout="constrained")
+    names = column_names(runs)
+    several_counts = len({row.key.object_count for row in rows}) > 1
+    several_levels = len({row.key.concurrency for row in rows}) > 1
+    xs = list(range(len(runs)))
+    for index, phase in enumerate(phases):
+        axes = figure.add_subplot(lines, columns, index + 1)
+        spread: list[float] = []
+        for row in (row for row in rows if row.key.phase == phase):
+            label = row.key.database
+            if several_counts:
+                label += f" n={row.key.object_count}"
+            if several_levels:
+                label += f" c={row.key.concurrency}"
+            points = [
+                (x, stats.aggregate(aggregate), stats.ci95_half_width or 0.0)
+                for x, stats in zip(xs, row.stats, strict=True)
+                if stats is not None and math.isfinite(stats.aggregate(aggregate))
+            ]
+            if not points:
+                continue
+            px, py, errors = zip(*points, strict=True)
+            spread += py
+            axes.errorbar(
+                px,
+                py,
+                yerr=[min(e, y * 0.9) for y, e in zip(py, errors, strict=True)],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
+        if spread and max(spread) > 10 * min(spread):
+            axes.set_yscale("log")
+        else:
+            axes.yaxis.set_major_formatter(_short_formatter())
+        axes.set_title(phase)
+        axes.set_ylabel("objects/s")
+        axes.set_xticks(xs, names, rotation=30, ha="right", fontsize="small")
+        axes.set_xlim(-0.5, len(runs) - 0.5)
+        axes.grid(alpha=0.4)
+        if index == 0:
+            axes.legend(fontsize="x-small")
+    what = "mean" if aggregate == "mean" else "best"
+    figure.suptitle(
+        f"Objects per second over {len(runs)} runs, oldest first ({what} of each run's "
+        "repetitions; error bars: 95% confidence interval)"
+    )
+    return figure

@@ -84,6 +84,10 @@ class ZEOKind(StorageKind):
         cache = storage._cache
         info["database"] = "zeo"
         info["zeo_version"] = package_version("ZEO")
+        # What the server speaks (e.g. Z5): its version is not sent to clients.
+        protocol = getattr(storage, "protocol_version", None)
+        if isinstance(protocol, bytes):
+            info["server_protocol"] = protocol.decode("ascii", "replace")
         info["server_address"] = str(storage._server_addr)
         info["cache_size_bytes"] = cache.maxsize
         info["persistent_cache"] = bool(getattr(cache, "path", None))

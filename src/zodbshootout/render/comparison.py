@@ -1,0 +1,278 @@
+"""``compare``'s output: an aligned table, Markdown, CSV or JSON of one or more comparisons.
+
+Each comparison (a changed run against the base) lists its cells with both
+rates, the ratio in words and the verdict, then a geometric-mean summary
+row, the method (Welch's t-test, Holm's correction) and the cells that only
+one of the two runs planned.  Pure functions from comparisons to lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from zodbshootout.compare import ALPHA, CellComparison, Comparison
+from zodbshootout.render.labels import phase_label
+from zodbshootout.results import CellKey
+from zodbshootout.stats import Stats
+
+
+def format_ratio(ratio: float | None) -> str:
+    """``1.32x faster``, ``1.10x slower`` or ``same``, from a changed ÷ base rate ratio."""
+    if ratio is None or ratio <= 0.0:
+        return "-"
+    if round(ratio, 2) == 1.0:
+        return "same"
+    if ratio > 1.0:
+        return f"{ratio:.2f}x faster"
+    return f"{1.0 / ratio:.2f}x slower"
+
+
+def format_p(p: float) -> str:
+    return f"p={p:.3f}" if p >= 0.001 else "p<0.001"
+
+
+def format_significance(comparison: CellComparison) -> str:
+    if comparison.base is None or comparison.changed is None:
+        return "-"
+    if comparison.test is None or comparison.p_adjusted is None:
+        return "untested (needs 2+ repetitions on each side)"
+    verdict = "significant" if comparison.significant else "not significant"
+    return f"{verdict} ({format_p(comparison.p_adjusted)})"
+
+
+def _rate_text(stats: Stats | None, rate: float | None) -> str:
+    if stats is None or rate is None:
+        return "n/a"
+    text = f"{rate:.0f}"
+    if stats.count > 1:
+        text += f" ±{stats.relative_stddev:.0%}"
+    return text
+
+
+def describe_cell(key: CellKey) -> str:
+    """``postgresql, cold, 1000 objects, concurrency 2``: a cell named in a sentence."""
+    return f"{key.database}, {key.phase}, {key.object_count} objects, concurrency {key.concurrency}"
+
+
+def method_lines(comparison: Comparison) -> list[str]:
+    """What the numbers are and how the verdicts were reached, in words."""
+    what = "mean" if comparison.aggregate == "mean" else "best"
+    tested = comparison.tested
+    differ = [c for c in tested if c.significant]
+    return [
+        f"Rates in objects per second ({what} of the repetitions); change is "
+        f"{comparison.changed_name} relative to {comparison.base_name}; geometric mean of the "
+        f"{len(comparison.measured_in_both)} cells measured in both.",
+        f"Welch's t-test over the repetitions; p-values adjusted for the {len(tested)} cells "
+        f"tested together by Holm's method (Holm-Bonferroni); significant at p < {ALPHA}.",
+        *_only_lines(comparison),
+        f"{len(differ)} of {len(tested)} tested cells differ significantly.",
+    ]
+
+
+def _only_lines(comparison: Comparison) -> list[str]:
+    lines = []
+    for name, keys in (
+        (comparison.base_name, comparison.only_in_base),
+        (comparison.changed_name, comparison.only_in_changed),
+    ):
+        if keys:
+            lines.append(
+                f"Only in {name} ({len(keys)} cells, not compared): "
+                + "; ".join(describe_cell(key) for key in keys)
+            )
+    return lines
+
+
+def _rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]]:
+    """Header, one row per cell, and the geometric-mean row, as text."""
+    several_levels = len({c.key.concurrency for c in comparison.cells}) > 1
+    header = [
+        "Database",
+        "Transaction",
+        comparison.base_name,
+        comparison.changed_name,
+        "Change",
+        "Significance",
+    ]
+    if several_levels:
+        header.insert(1, "Concurrency")
+    rows = []
+    for c in comparison.cells:
+        row = [
+            c.key.database,
+            phase_label(c.key.phase, c.key.object_count),
+            _rate_text(c.base, c.base_rate),
+            _rate_text(c.changed, c.changed_rate),
+            format_ratio(c.ratio),
+            format_significance(c),
+        ]
+        if several_levels:
+            row.insert(1, str(c.key.concurrency))
+        rows.append(row)
+    summary = ["Geometric mean", f"({len(comparison.measured_in_both)} cells)", "", ""]
+    summary += [format_ratio(comparison.geometric_mean), "-"]
+    if several_levels:
+        summary.insert(1, "")
+    return header, rows, summary
+
+
+def format_table(comparison: Comparison) -> list[str]:
+    """An aligned table (one line per cell), the geometric mean, and the method."""
+    header, rows, summary = _rows(comparison)
+    numeric = {header.index(comparison.base_name), header.index(comparison.changed_name)}
+    every = [header, *rows, summary]
+    widths = [max(len(row[i]) for row in every) for i in range(len(header))]
+
+    def line(row: list[str]) -> str:
+        parts = [
+            text.rjust(width) if i in numeric else text.ljust(width)
+            for i, (text, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return [
+        line(header),
+        *(line(row) for row in rows),
+        rule,
+        line(summary),
+        "",
+        *method_lines(comparison),
+    ]
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def format_markdown(comparison: Comparison) -> list[str]:
+    """A GitHub-flavoured Markdown table, the geometric mean in bold, the method below."""
+    header, rows, summary = _rows(comparison)
+    numeric = {header.index(comparison.base_name), header.index(comparison.changed_name)}
+    summary = [f"**{text}**" if text and text != "-" else text for text in summary]
+
+    def line(row: list[str]) -> str:
+        return "| " + " | ".join(_escape(text) for text in row) + " |"
+
+    rule = "| " + " | ".join("---:" if i in numeric else "---" for i in range(len(header))) + " |"
+    return [
+        line(header),
+        rule,
+        *(line(row) for row in rows),
+        line(summary),
+        # Blank lines between: one Markdown paragraph each.
+        *(part for text in method_lines(comparison) for part in ("", _escape(text))),
+    ]
+
+
+_CSV_HEADER = [
+    "base",
+    "changed",
+    "database",
+    "concurrency",
+    "object_count",
+    "phase",
+    "base_objects_per_second",
+    "changed_objects_per_second",
+    "ratio",
+    "p_value",
+    "p_adjusted",
+    "significant",
+]
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def _csv_rows(comparison: Comparison) -> list[list[str]]:
+    rows = []
+    for c in comparison.cells:
+        rows.append(
+            [
+                comparison.base_name,
+                comparison.changed_name,
+                c.key.database,
+                str(c.key.concurrency),
+                str(c.key.object_count),
+                c.key.phase,
+                _number(c.base_rate),
+                _number(c.changed_rate),
+                _number(c.ratio),
+                _number(c.test.p_value if c.test else None),
+                _number(c.p_adjusted),
+                "" if c.significant is None else str(c.significant).lower(),
+            ]
+        )
+    summary = [comparison.base_name, comparison.changed_name, "*", "", "", "geometric_mean"]
+    rows.append([*summary, "", "", _number(comparison.geometric_mean), "", "", ""])
+    return rows
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no infinity: a rate too fast to time (zero duration) becomes null."""
+    return value if value is None or math.isfinite(value) else None
+
+
+def _json_document(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "base": comparison.base_name,
+        "changed": comparison.changed_name,
+        "aggregate": comparison.aggregate,
+        "unit": "objects per second",
+        "test": "Welch's t-test, two-sided",
+        "correction": "holm",
+        "alpha": ALPHA,
+        "geometric_mean_ratio": _finite(comparison.geometric_mean),
+        "cells": [
+            {
+                "database": c.key.database,
+                "concurrency": c.key.concurrency,
+                "object_count": c.key.object_count,
+                "phase": c.key.phase,
+                "base_rate": _finite(c.base_rate),
+                "changed_rate": _finite(c.changed_rate),
+                "ratio": _finite(c.ratio),
+                "p_value": _finite(c.test.p_value if c.test else None),
+                "p_adjusted": _finite(c.p_adjusted),
+                "significant": c.significant,
+            }
+            for c in comparison.cells
+        ],
+        "only_in_base": [key.__dict__ for key in comparison.only_in_base],
+        "only_in_changed": [key.__dict__ for key in comparison.only_in_changed],
+    }
+
+
+def format_comparisons(comparisons: list[Comparison], format_name: str = "table") -> list[str]:
+    """Every comparison (each changed run against the base) in *format_name*."""
+    if format_name == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(_CSV_HEADER)
+        for comparison in comparisons:
+            writer.writerows(_csv_rows(comparison))
+        return out.getvalue().splitlines()
+    if format_name == "json":
+        document = {"comparisons": [_json_document(c) for c in comparisons]}
+        return json.dumps(document, indent=1, allow_nan=False).splitlines()
+    formatter: Callable[[Comparison], list[str]] = {
+        "table": format_table,
+        "markdown": format_markdown,
+    }[format_name]
+    if len(comparisons) == 1:
+        return formatter(comparisons[0])
+    lines: list[str] = []
+    for comparison in comparisons:
+        if lines:
+            lines.append("")
+        title = f"{comparison.changed_name} against {comparison.base_name}"
+        lines += [f"### {title}" if format_name == "markdown" else f"== {title} ==", ""]
+        lines += formatter(comparison)
+    return lines
