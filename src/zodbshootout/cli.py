@@ -45,6 +45,7 @@ from zodbshootout.errors import (
 )
 from zodbshootout.options import RunOptions
 from zodbshootout.phases import ALL_PHASES, PHASES
+from zodbshootout.precision import DEFAULT_MIN_REPETITIONS, DEFAULT_PRECISION_PERCENT
 from zodbshootout.progress import ProgressEvent, RunPlan, make_progress
 from zodbshootout.redact import enable_debug_log, find_secrets, install_log_redaction, redact
 from zodbshootout.results import RunResult
@@ -120,6 +121,18 @@ def _confirm_zaps(
     return dataclasses.replace(options, zap=confirmed)
 
 
+def _repetition_options(args: argparse.Namespace) -> dict[str, Any]:
+    """-r alone: exactly R repetitions; otherwise at least R (or 3) and --precision."""
+    precision = args.precision
+    if precision is None and args.repetitions is None:
+        precision = DEFAULT_PRECISION_PERCENT
+    return {
+        "repetitions": DEFAULT_MIN_REPETITIONS if args.repetitions is None else args.repetitions,
+        "precision": None if precision is None else precision / 100,
+        "max_time_seconds": args.max_time,
+    }
+
+
 def options_from_args(args: argparse.Namespace) -> RunOptions:
     """RunOptions from parsed arguments; a bad value is a UsageError."""
 
@@ -133,7 +146,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         return RunOptions(
             object_counts=flat(args.object_counts, DEFAULTS.object_counts),
             concurrencies=flat(args.concurrency, DEFAULTS.concurrencies),
-            repetitions=args.repetitions,
+            **_repetition_options(args),
             phases=phases,
             object_size_bytes=args.object_size,
             aggregate=args.aggregate,
@@ -385,7 +398,13 @@ def _run(
     console: Any = None,
 ) -> RunResult:
     """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
-    plan = RunPlan(config.names, options.object_counts, options.concurrencies, options.repetitions)
+    plan = RunPlan(
+        config.names,
+        options.object_counts,
+        options.concurrencies,
+        options.repetitions,
+        warmup=options.warmup,
+    )
     progress = make_progress(
         sys.stderr,
         plan,

@@ -25,6 +25,8 @@ from typing import Any
 
 import ZConfig
 
+from zodbshootout.config_keys import install_key_recording
+
 DATA_DIR_VARIABLE = "ZODBSHOOTOUT_DATA"
 
 #: How deep sections may nest.  Real configurations need 4 (a DemoStorage
@@ -111,6 +113,8 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
         os.environ[DATA_DIR_VARIABLE] = source.data_dir
     check_includes(source.text, source.url)
     check_nesting(source.text, source.url)
+    # So that caches are sized only where the text left them alone (cache_sizing).
+    install_key_recording()
     try:
         root, _handler = ZConfig.loadConfigFile(
             _get_schema(), io.StringIO(source.text), url=source.url

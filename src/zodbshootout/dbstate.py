@@ -38,9 +38,10 @@ from BTrees.LOBTree import LOBTree
 
 from zodbshootout import benchmarks, storages
 from zodbshootout.config import LoadedConfig
+from zodbshootout.dbinfo import probe_database
 from zodbshootout.errors import UsageError
 from zodbshootout.objects import BenchmarkObject, make_payload
-from zodbshootout.options import RunOptions
+from zodbshootout.options import GEVENT, RunOptions
 from zodbshootout.storage import (
     ROOT_KEY,
     check_root_is_ours,
@@ -324,3 +325,28 @@ def fill_for_repetition(
     """
     populate(db, concurrency, container_factory)
     benchmarks.setup(db, list(phases), concurrency, count)
+
+
+def set_up_database(
+    config: LoadedConfig,
+    name: str,
+    addresses: list[tuple[str, int]],
+    options: RunOptions,
+    secrets: set[str],
+    report: Callable[[str], None],
+    note: Callable[[str], None],
+    metadata: dict[str, Any],
+) -> None:
+    """Before *name*'s first repetition: describe it (dbinfo), then prepare its state.
+
+    Its description goes to ``metadata["databases"]``, its filler counts (with
+    --min-objects) to ``metadata["filler_objects"]``.
+    """
+    gevent_mode = options.mode == GEVENT
+    info, notes = probe_database(config.source, name, addresses, secrets, gevent_mode)
+    metadata.setdefault("databases", {})[name] = info
+    for text in notes:
+        note(text)
+    filler = prepare_database(config, name, addresses, options, report, note)
+    if filler is not None:
+        metadata.setdefault("filler_objects", {})[name] = filler

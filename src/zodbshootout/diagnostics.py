@@ -170,3 +170,17 @@ def object_growth(before: Counter[str], after: Counter[str]) -> dict[str, int]:
     grown = {name: delta for name, delta in change.most_common(TOP_TYPES) if delta > 0}
     grown[TOTAL] = sum(after.values()) - sum(before.values())
     return grown
+
+
+def log_current_traceback(logger: logging.Logger, what: str, secrets: Iterable[str]) -> None:
+    """For --debug: log the exception being handled, passwords masked.
+
+    Masked here, not by a handler's filter, because the handler that prints
+    it (a test's, the user's --log) may have none.
+    """
+    if logger.isEnabledFor(logging.DEBUG):
+        import traceback
+
+        from zodbshootout.redact import redact
+
+        logger.debug("%s:\n%s", what, redact(traceback.format_exc(), set(secrets)))

@@ -8,6 +8,7 @@ from zodbshootout.diagnostics import LogSetup
 from zodbshootout.faults import Fault
 from zodbshootout.objects import MIN_OBJECT_SIZE_BYTES
 from zodbshootout.phases import ALL_PHASES, PHASES
+from zodbshootout.precision import DEFAULT_MAX_SECONDS, StoppingRule
 from zodbshootout.stats import AGGREGATES
 
 DEFAULT_OBJECT_SIZE_BYTES = 128
@@ -52,7 +53,16 @@ class RunOptions:
 
     object_counts: tuple[int, ...] = (1000,)
     concurrencies: tuple[int, ...] = (2,)
+    #: Repetitions: exactly these many, or with *precision* at least these many.
     repetitions: int = 3
+    #: --precision as a fraction (0.05 = 5 %): add repetitions until every
+    #: cell's 95 % confidence half-width is within it, or *max_time_seconds*
+    #: of a count and concurrency level are spent; None: exactly *repetitions*.
+    precision: float | None = None
+    max_time_seconds: float = DEFAULT_MAX_SECONDS
+    #: One untimed repetition per database first: calibrates the loops,
+    #: warms files and caches; recorded as a warm-up, never in the statistics.
+    warmup: bool = True
     phases: tuple[str, ...] = PHASES
     object_size_bytes: int = DEFAULT_OBJECT_SIZE_BYTES
     aggregate: str = "mean"
@@ -83,8 +93,7 @@ class RunOptions:
             found.append("object counts must be whole numbers of at least 1")
         if not self.concurrencies or any(c < 1 for c in self.concurrencies):
             found.append("concurrency levels must be whole numbers of at least 1")
-        if self.repetitions < 1:
-            found.append("repetitions must be at least 1")
+        found.extend(_repetition_problems(self))
         if self.object_size_bytes < MIN_OBJECT_SIZE_BYTES:
             found.append(f"the object size must be at least {MIN_OBJECT_SIZE_BYTES} bytes")
         found.extend(_limit_problems(self))
@@ -103,6 +112,11 @@ class RunOptions:
         if not self.timeout_seconds > 0:
             found.append("the timeout must be a positive number of seconds")
         return found
+
+    @property
+    def stopping_rule(self) -> StoppingRule:
+        """When a count and concurrency level has had enough repetitions."""
+        return StoppingRule(self.repetitions, self.precision, self.max_time_seconds)
 
     @property
     def ordered_phases(self) -> list[str]:
@@ -142,6 +156,21 @@ def _limit_problems(options: RunOptions) -> list[str]:
         found.append(
             f"--min-objects times the object size (-s) may be at most {MAX_FILLER_BYTES:,} "
             "bytes of filler"
+        )
+    return found
+
+
+def _repetition_problems(options: RunOptions) -> list[str]:
+    """What is wrong with -r, --precision and --max-time."""
+    found = []
+    if options.repetitions < 1:
+        found.append("repetitions must be at least 1")
+    if options.precision is not None and not 0 < options.precision < 1:
+        found.append("--precision must be a percentage above 0 and below 100")
+    if not 0 < options.max_time_seconds <= MAX_TIMEOUT_SECONDS:
+        found.append(
+            f"--max-time must be a positive number of seconds, at most "
+            f"{MAX_TIMEOUT_SECONDS:,.0f} (a week)"
         )
     return found
 

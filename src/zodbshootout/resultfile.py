@@ -44,8 +44,14 @@ FORMAT_NAME = "zodbshootout-result"
 #:   2 (round 2): ``refused``, ``setup_failed`` (database names) and ``signal``
 #:     (the interrupting signal's name, or null) are top-level keys; version 1
 #:     kept them in ``metadata``, from where a version 1 file is read.
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#:   3 (round 2, stable numbers): a measurement may be a warm-up
+#:     (``warmup: true``, repetition 0, never in the statistics) and records
+#:     ``loops``, the repetitions of its work inside the sample (``seconds``
+#:     covers all of them), and ``statements`` (RelStorage's requests to its
+#:     database).  A version 2 reader would count warm-ups and read looped
+#:     samples as one slow repetition; earlier files read as warmup false, loops 1.
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 #: Keys version 1 kept in ``metadata`` that are RunResult fields since version 2.
 _MOVED_FROM_METADATA = ("refused", "setup_failed", "signal")
@@ -76,6 +82,8 @@ _PLACEMENT = ("database", "concurrency", "object_count", "repetition")
 def _measurement_row(measurement: Measurement) -> dict[str, Any]:
     """One flat row per worker, phase and repetition: where, then the raw timing."""
     row = {name: getattr(measurement, name) for name in _PLACEMENT}
+    if measurement.warmup:
+        row["warmup"] = True
     row.update((f.name, getattr(measurement.timing, f.name)) for f in _TIMING)
     return row
 
@@ -104,6 +112,7 @@ def from_document(document: Any, source: str = "result file") -> RunResult:
         measurements = [
             Measurement(
                 **{name: row[name] for name in _PLACEMENT},
+                warmup=bool(row.get("warmup", False)),
                 timing=PhaseTiming(**{f.name: row[f.name] for f in _TIMING if f.name in row}),
             )
             for row in document["measurements"]

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from zodbshootout import metadata, resultfile
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, UsageError
+from zodbshootout.noise import format_busy_warning
 from zodbshootout.options import RunOptions
 from zodbshootout.render.formats import FORMATS, format_result
 from zodbshootout.results import RunResult
@@ -183,9 +184,12 @@ def print_table(
 
 
 def print_spread_warning(result: RunResult) -> None:
-    """Tell the user on stderr which cells are too noisy to trust, and what to do."""
+    """Tell the user on stderr which cells are too noisy to trust, and what to do;
+    and whether the machine was busy while they were measured."""
     for index, line in enumerate(format_spread_warning(result)):
         print(f"zodbshootout: {line}" if index == 0 else line, file=sys.stderr)
+    for line in format_busy_warning(result.metadata):
+        print(f"zodbshootout: warning: {line}", file=sys.stderr)
 
 
 def _isatty(stream: Any) -> bool:

@@ -74,7 +74,7 @@ def run(config_path: str, data_dir: str, mode: str, sharing: str, concurrency: i
 def timings_of(result, database):
     by_phase: dict[str, list] = {}
     for m in result.measurements:
-        if m.database == database:
+        if m.database == database and not m.warmup:
             by_phase.setdefault(m.phase, []).append(m.timing)
     return by_phase
 

@@ -16,6 +16,7 @@ from ZODB.mvccadapter import MVCCAdapter
 from ZODB.utils import z64
 
 from zodbshootout import caches, storages
+from zodbshootout.cache_sizing import size_caches
 from zodbshootout.concurrency import thread_counting
 from zodbshootout.concurrency.session import SHARED, SessionSpec
 from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
@@ -119,6 +120,7 @@ class ThreadSession:
                 self.spec.database,
                 list(self.spec.server_addresses),
                 client_label=label,
+                workload=self.spec.cache_workload,
             )
         try:
             if self._check_db is not None:
@@ -133,6 +135,8 @@ class ThreadSession:
         """A new DB over the session's one open storage (see the module doc)."""
         factory = self._config.databases[self.spec.database]
         storage_factory = factory.config.storage
+        if self.spec.cache_workload is not None:
+            size_caches(factory, self.spec.cache_workload)
         try:
             if self._storage is None:
                 self._storage = storage_factory.open()

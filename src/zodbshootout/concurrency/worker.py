@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from zodbshootout import caches, diagnostics, faults, phases
+from zodbshootout import caches, diagnostics, faults, phases, storages
+from zodbshootout.cache_sizing import CacheWorkload
 from zodbshootout.config import ConfigSource
 from zodbshootout.faults import Fault
-from zodbshootout.phases import Step, WorkerScope
+from zodbshootout.phases import Phase, Step, WorkerScope
 from zodbshootout.redact import find_secrets
 from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
@@ -45,6 +46,9 @@ class StageTask:
     log: diagnostics.LogSetup | None = None  # --log: configured in the worker
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
     fault: Fault | None = None  # tests only: make this worker fail here (see faults)
+    #: (phase, loops) for the phases that repeat inside a sample (calibration);
+    #: a phase not listed runs once.
+    loops: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -108,6 +112,7 @@ def execute_stage(
                 task.database,
                 list(task.server_addresses),
                 client_label=str(task.worker),
+                workload=CacheWorkload(task.object_count, task.object_size_bytes),
             )
         )
     db = worker_db.db
@@ -117,6 +122,7 @@ def execute_stage(
             db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
         )
         fault = task.fault  # tests only; None in real runs
+        loops_by_phase = dict(task.loops)
         timings = []
         for step in task.steps:
             phase = phases.REGISTRY[step.phase]
@@ -132,9 +138,9 @@ def execute_stage(
                 faults.fire(fault)
             if profiler is not None:
                 profiler.enable()
-            start = clock()
-            outcome = phase.run(scope, prepared)
-            end = clock()
+            loops = loops_by_phase.get(step.phase, 1) if phase.run_loops else 1
+            metered = MeteredClock(clock, _statement_counter(db))
+            seconds, outcome = _timed_run(phase, scope, prepared, loops, metered)
             if profiler is not None:
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
@@ -150,18 +156,72 @@ def execute_stage(
                     PhaseTiming(
                         phase=step.phase,
                         worker=task.worker,
-                        seconds=end - start,
-                        objects=task.object_count,
+                        seconds=seconds,
+                        objects=1 if phase.one_operation else task.object_count,
                         loads=counted.loads,
                         storage_loads=counted.storage_loads,
                         cache_hits=counted.cache_hits,
                         conflicts=outcome.conflicts if phase.counts_conflicts else 0,
                         object_growth=growth,
+                        loops=loops,
+                        statements=metered.statements_timed,
                     )
                 )
         return timings
     finally:
         worker_db.close()
+
+
+class MeteredClock:
+    """A clock that also counts the database statements sent while it is running.
+
+    A phase calls its clock in pairs, start then stop (a looped phase once
+    per timed repetition), so the statements between the two calls of each
+    pair are the ones inside the timed region: untimed work in between (a
+    looped read's open and close) is not counted.
+    """
+
+    def __init__(self, clock: Callable[[], float], statements: Callable[[], int | None]):
+        self._clock = clock
+        self._statements = statements
+        self._started_at: int | None = None
+        self._calls = 0
+        self.statements_timed: int | None = None
+
+    def __call__(self, /) -> float:
+        starting = self._calls % 2 == 0
+        self._calls += 1
+        if starting:
+            # Counted before the clock starts and after it stops: the counting
+            # itself stays out of the timed region.
+            self._started_at = self._statements()
+            return self._clock()
+        now_seconds = self._clock()
+        now = self._statements()
+        if now is not None and self._started_at is not None:
+            self.statements_timed = (self.statements_timed or 0) + now - self._started_at
+        return now_seconds
+
+
+def _statement_counter(db: Any) -> Callable[[], int | None]:
+    """This thread's count of statements to the database (None: not counted)."""
+    kind = storages.kind_of(db.storage)
+    return lambda: kind.statements(db.storage, this_thread=True)
+
+
+def _timed_run(
+    phase: Phase, scope: WorkerScope, prepared: Any, loops: int, clock: Callable[[], float]
+) -> tuple[float, Any]:
+    """The phase's timed work: (seconds, outcome).
+
+    A phase that repeats inside its sample times itself, so that the work
+    between two repetitions stays untimed; any other is timed whole.
+    """
+    if phase.run_loops is not None:
+        return phase.run_loops(scope, prepared, loops, clock)
+    start = clock()
+    outcome = phase.run(scope, prepared)
+    return clock() - start, outcome
 
 
 def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from zodbshootout.config_keys import written
 from zodbshootout.embedded_zeo import EmbeddedZEO
 from zodbshootout.storages.base import (
+    CacheWorkload,
     StorageKind,
     ThreadLoadCounter,
     median_latency_seconds,
     package_version,
+    smaller_than_data_note,
     zodb_config_factory,
 )
 
@@ -47,6 +50,14 @@ class ZEOKind(StorageKind):
         if getattr(config, "client", None):
             base = config.__dict__.setdefault("_zodbshootout_client_base", config.client)
             config.client = f"{base}-{label}"
+
+    def size_client_cache(self, factory: Any, workload: CacheWorkload) -> list[str]:
+        config = factory.config
+        if not written(config, "cache-size"):
+            config.cache_size = max(config.cache_size, workload.client_cache_bytes)
+        elif config.cache_size < workload.data_bytes:
+            return [smaller_than_data_note("ZEO cache (cache-size)", config.cache_size, workload)]
+        return []
 
     def clear_client_cache(self, storage: Any) -> None:
         storage._cache.clear()
