@@ -2,7 +2,7 @@
 
 Run it from anywhere, with the Python that has zodbshootout installed::
 
-    python docs/make_examples.py              # the defaults: -n 1000 -c 2 -r 3
+    python docs/make_examples.py              # the defaults of zodbshootout
     python docs/make_examples.py -r 5         # extra arguments go to zodbshootout
 
 It writes, in docs/examples/:
@@ -80,7 +80,7 @@ def machine_description(result: dict[str, Any], plotted: bool) -> str:
         ".. This file is written by docs/make_examples.py; edit that script instead.",
         "",
         f"- Measured on {when} with ``zodbshootout {CONFIG} -n {counts} -c {concurrencies}"
-        f" -r {options['repetitions']}`` ({options['mode']}, mean of the repetitions).",
+        f" {_repetitions(options)}`` ({options['mode']}, mean of the repetitions).",
         f"- CPU: {environment['cpu_model']}, {environment['cpu_count']} logical cores"
         " (a shared virtual machine, so expect some noise).",
         f"- Memory: {format_bytes(environment['memory_bytes'])}.",
@@ -91,6 +91,15 @@ def machine_description(result: dict[str, Any], plotted: bool) -> str:
     if not plotted:
         lines.append("- No chart: this zodbshootout has no ``plot`` subcommand or no matplotlib.")
     return "\n".join(lines) + "\n"
+
+
+def _repetitions(options: dict[str, Any]) -> str:
+    """How the run chose its repetitions, as its options would say it."""
+    precision = options.get("precision")
+    if precision:
+        seconds = options.get("max_time_seconds")
+        return f"-r {options['repetitions']} --precision {precision * 100:g} --max-time {seconds:g}"
+    return f"-r {options['repetitions']}"
 
 
 def main(argv: list[str]) -> int:

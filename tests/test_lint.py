@@ -12,8 +12,8 @@ from conftest import ROOT
 @pytest.mark.parametrize(
     "command",
     [
-        [sys.executable, "-m", "ruff", "check", "src", "tests", "docs"],
-        [sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "docs"],
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "docs", "benchmarks"],
+        [sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "docs", "benchmarks"],
         [sys.executable, "-m", "mypy"],
     ],
     ids=["ruff", "ruff-format", "mypy"],

@@ -28,6 +28,11 @@ from zodbshootout.config import DATA_DIR_VARIABLE
 from zodbshootout.errors import UsageError
 from zodbshootout.options import RunOptions
 from zodbshootout.phases import ALL_PHASES, PHASES
+from zodbshootout.precision import (
+    DEFAULT_MAX_SECONDS,
+    DEFAULT_MIN_REPETITIONS,
+    DEFAULT_PRECISION_PERCENT,
+)
 from zodbshootout.render.formats import COMPARISON_FORMATS, FORMATS
 from zodbshootout.stats import AGGREGATES
 from zodbshootout.workload import CONTAINER_KINDS, DEFAULT_BTREE_KIND
@@ -155,8 +160,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--repetitions",
         metavar="R",
         type=int,
-        default=DEFAULTS.repetitions,
-        help=f"times each phase is measured (default: {DEFAULTS.repetitions})",
+        default=None,
+        help="measure each cell exactly R times (the classic rule); with --precision, "
+        f"at least R times (default: at least {DEFAULT_MIN_REPETITIONS}, then as --precision says)",
+    )
+    parser.add_argument(
+        "--precision",
+        metavar="PCT",
+        type=float,
+        default=None,
+        help="add repetitions until every cell's 95%% confidence interval is within ±PCT%% "
+        f"of its mean, or --max-time runs out (default: {DEFAULT_PRECISION_PERCENT:g}, "
+        "unless -r is given)",
+    )
+    parser.add_argument(
+        "--max-time",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_MAX_SECONDS,
+        help="with --precision: stop adding repetitions after this long per object count "
+        f"and concurrency level, warm-up included (default: {DEFAULT_MAX_SECONDS:g})",
     )
     parser.add_argument(
         "--aggregate",

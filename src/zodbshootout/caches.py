@@ -31,11 +31,13 @@ class Counters:
         database or file) rather than from a client cache; None if unknown.
     cache_hits: loads the storage's client cache answered; None when the
         storage has no client cache.
+    statements: requests sent to an SQL database (RelStorage); None: not counted.
     """
 
     loads: int
     storage_loads: int | None
     cache_hits: int | None
+    statements: int | None = None
 
     def __sub__(self, other: Counters) -> Counters:
         def minus(a: int | None, b: int | None) -> int | None:
@@ -45,6 +47,7 @@ class Counters:
             loads=self.loads - other.loads,
             storage_loads=minus(self.storage_loads, other.storage_loads),
             cache_hits=minus(self.cache_hits, other.cache_hits),
+            statements=minus(self.statements, other.statements),
         )
 
 
@@ -87,4 +90,5 @@ def counters(db: Any) -> Counters:
         loads=loads[0],
         storage_loads=kind.storage_loads(storage, loads[0]),
         cache_hits=kind.cache_hits(storage),
+        statements=kind.statements(storage, this_thread=False),
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import io
 import logging
+import pathlib
 import sys
 import threading
 from collections import Counter
@@ -73,6 +74,14 @@ def parse_log_option(value: str) -> LogSetup:
             f"--log {value}: not a level ({', '.join(_LEVELS)}) "
             f"nor a readable ZConfig logging file: {e.strerror}"
         ) from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--log {value}: the file is not UTF-8 text") from None
+    from zodbshootout.config import ConfigError, check_includes
+
+    try:
+        check_includes(text, pathlib.Path(value).resolve().as_uri())
+    except ConfigError as e:
+        raise UsageError(f"--log {value}: {e}") from None
     setup = LogSetup(config_text=text, config_url=value)
     _load_logging_config(setup)
     return setup
@@ -161,3 +170,17 @@ def object_growth(before: Counter[str], after: Counter[str]) -> dict[str, int]:
     grown = {name: delta for name, delta in change.most_common(TOP_TYPES) if delta > 0}
     grown[TOTAL] = sum(after.values()) - sum(before.values())
     return grown
+
+
+def log_current_traceback(logger: logging.Logger, what: str, secrets: Iterable[str]) -> None:
+    """For --debug: log the exception being handled, passwords masked.
+
+    Masked here, not by a handler's filter, because the handler that prints
+    it (a test's, the user's --log) may have none.
+    """
+    if logger.isEnabledFor(logging.DEBUG):
+        import traceback
+
+        from zodbshootout.redact import redact
+
+        logger.debug("%s:\n%s", what, redact(traceback.format_exc(), set(secrets)))

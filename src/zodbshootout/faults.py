@@ -17,7 +17,8 @@ It is not a user feature and is documented only here.
 Only the command line reads the variable (:func:`from_environment`, once per
 run, into ``RunOptions.fault``); the runner hands the fault to each worker in
 its ``StageTask.fault``, so the worker loop never reads the environment and
-a run without the variable (every real run) carries None.
+a run without the variable (every real run) carries None.  The warm-up
+repetition never carries it: the fault hits a measured repetition.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ from typing import Any
 WRITE = "write"
 READ = "read"
 
+#: ``run_loops(scope, prepared, loops, clock) -> (seconds, outcome)``
+LoopedRun = Callable[["WorkerScope", Any, int, Callable[[], float]], tuple[float, Any]]
+
 #: Cache layers a phase can empty before its barrier (see zodbshootout.caches).
 PICKLE = "pickle"
 STORAGE = "storage"
@@ -47,6 +50,13 @@ class Phase:
     fills_caches_first: needs an earlier read in the stage (an untimed cold
         read is planned when none is selected): hot and steamin.
     uses_shared_area: needs the benchmarks' shared objects (benchmarks.setup).
+    run_loops: the phase can repeat inside one sample without changing what
+        it measures (see zodbshootout.calibration): it repeats its work
+        *loops* times and returns the seconds its ZODB work took, timed
+        with *clock*, so that what must happen between two repetitions
+        (emptying the pickle cache for hot) stays out of the sample.
+    one_operation: a repetition is one operation (opening a connection),
+        not N objects.
     """
 
     name: str
@@ -59,3 +69,5 @@ class Phase:
     extra: bool = False
     fills_caches_first: bool = False
     uses_shared_area: bool = False
+    run_loops: LoopedRun | None = None
+    one_operation: bool = False

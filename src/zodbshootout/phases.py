@@ -1,14 +1,19 @@
-"""The seven phases and the registry of every phase and benchmark.
+"""The classic phases and the registry of every phase and benchmark.
 
 Each phase is a :class:`~zodbshootout.phase_record.Phase` record: what it
 runs, which caches it starts without, how it is prepared and checked.
 :data:`REGISTRY` holds the classic phases and the extra benchmarks alike.
 
 A worker runs a *stage* — the write stage (add, update) or the read stage
-(warm, cold, prefetch, hot, steamin) — as a list of :class:`Step`.  Each step
-has an untimed ``prepare`` (empty caches, build payloads), a timed ``run``
-that holds ZODB work only (open a connection, touch N objects, commit,
-close), and an untimed ``verify``.
+(warm, cold, prefetch, hot, steamin, open) — as a list of :class:`Step`.
+Each step has an untimed ``prepare`` (empty caches, build payloads), a timed
+``run`` that holds ZODB work only (open a connection, touch N objects,
+commit, close), and an untimed ``verify``.
+
+hot and steamin measure the caches they name, not the database: their
+sample is the reads on a connection opened beforehand, repeated ``loops``
+times (see zodbshootout.calibration).  Opening a connection, which makes
+RelStorage poll its database, is a phase of its own: open.
 
 A user may select a subset of phases.  The stages still do what the selected
 phases depend on, untimed: data must be written before it is read, and a hot
@@ -18,7 +23,8 @@ it is about to use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,19 +136,85 @@ def _check_index_entries(scope: WorkerScope, generation: int) -> None:
         conn.close()
 
 
-def _read(scope: WorkerScope, prefetch: bool) -> list[bytes]:
-    tm = transaction.TransactionManager()
-    conn = scope.db.open(transaction_manager=tm)
+def _read_objects(conn: Any, scope: WorkerScope, prefetch: bool = False) -> list[bytes]:
     container = container_of(conn, scope.worker)
     if prefetch:
         conn.prefetch(container.values())
     if scope.blobs:
-        read = [blobs.read_blob(container[index]) for index in range(scope.object_count)]
-    else:
-        read = [container[index].payload for index in range(scope.object_count)]
+        return [blobs.read_blob(container[index]) for index in range(scope.object_count)]
+    return [container[index].payload for index in range(scope.object_count)]
+
+
+def _read(scope: WorkerScope, prefetch: bool) -> list[bytes]:
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    read = _read_objects(conn, scope, prefetch)
     tm.commit()
     conn.close()
     return read
+
+
+@contextlib.contextmanager
+def _read_transaction(scope: WorkerScope) -> Iterator[Any]:
+    """A connection for the looped reads, opened and closed outside their timing."""
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    try:
+        yield conn
+    finally:
+        tm.abort()
+        conn.close()
+
+
+def _steamin_loops(
+    scope: WorkerScope, _prepared: Any, loops: int, clock: Callable[[], float]
+) -> tuple[float, list[bytes]]:
+    """Read the N objects *loops* times from the pickle cache."""
+    with _read_transaction(scope) as conn:
+        start = clock()
+        for _ in range(loops):
+            read = _read_objects(conn, scope)
+        return clock() - start, read
+
+
+def _hot_loops(
+    scope: WorkerScope, _prepared: Any, loops: int, clock: Callable[[], float]
+) -> tuple[float, list[bytes]]:
+    """Read the N objects *loops* times, each time with an empty pickle cache.
+
+    Emptying it happens between two timed reads, never inside one.
+    """
+    seconds = 0.0
+    with _read_transaction(scope) as conn:
+        for _ in range(loops):
+            conn.cacheMinimize()
+            start = clock()
+            read = _read_objects(conn, scope)
+            seconds += clock() - start
+    return seconds, read
+
+
+def _open_loops(
+    scope: WorkerScope, _prepared: Any, loops: int, clock: Callable[[], float]
+) -> tuple[float, None]:
+    """Open a connection *loops* times (RelStorage polls its database each time)."""
+    tm = transaction.TransactionManager()
+    seconds = 0.0
+    for _ in range(loops):
+        start = clock()
+        conn = scope.db.open(transaction_manager=tm)
+        seconds += clock() - start
+        conn.close()
+    return seconds, None
+
+
+def _once(run_loops: Any) -> Callable[[WorkerScope, Any], Any]:
+    """A looped phase's single timed run, for callers that time it themselves."""
+
+    def run(scope: WorkerScope, prepared: Any) -> Any:
+        return run_loops(scope, prepared, 1, lambda: 0.0)[1]
+
+    return run
 
 
 def _read_plain(scope: WorkerScope, _prepared: Any) -> list[bytes]:
@@ -165,9 +237,23 @@ _CLASSIC = (
     Phase("cold", READ, _read_plain, clears=(PICKLE, STORAGE), verify=_check_update),
     Phase("prefetch", READ, _read_prefetched, clears=(PICKLE, STORAGE), verify=_check_update),
     Phase(
-        "hot", READ, _read_plain, clears=(PICKLE,), verify=_check_update, fills_caches_first=True
+        "hot",
+        READ,
+        _once(_hot_loops),
+        clears=(PICKLE,),
+        verify=_check_update,
+        fills_caches_first=True,
+        run_loops=_hot_loops,
     ),
-    Phase("steamin", READ, _read_plain, verify=_check_update, fills_caches_first=True),
+    Phase(
+        "steamin",
+        READ,
+        _once(_steamin_loops),
+        verify=_check_update,
+        fills_caches_first=True,
+        run_loops=_steamin_loops,
+    ),
+    Phase("open", READ, _once(_open_loops), run_loops=_open_loops, one_operation=True),
 )
 
 #: Every phase and benchmark by name, in the order a stage runs them.

@@ -70,7 +70,13 @@ def format_duration(seconds: float) -> str:
 
 
 class RunPlan:
-    """How many repetitions a run consists of, to turn an event into a fraction done."""
+    """How many repetitions a run consists of, to turn an event into a fraction done.
+
+    The runner measures each count and concurrency level in rounds (see
+    zodbshootout.rounds): the warm-up of every database (repetition 0), then
+    repetition 1 of every database, and so on.  *repetitions* is the minimum;
+    rounds that --precision adds past it count as the last one.
+    """
 
     def __init__(
         self,
@@ -78,21 +84,23 @@ class RunPlan:
         object_counts: Sequence[int],
         concurrencies: Sequence[int],
         repetitions: int,
+        warmup: bool = False,
     ) -> None:
         self.databases = list(databases)
         self.object_counts = list(object_counts)
         self.concurrencies = list(concurrencies)
         self.repetitions = repetitions
+        self.warmup = warmup
+
+    @property
+    def rounds(self) -> int:
+        """Rounds per count and concurrency level, the warm-up included."""
+        return self.repetitions + (1 if self.warmup else 0)
 
     @property
     def total(self) -> int:
         """Repetitions in the whole run (each one populate + write + read)."""
-        return (
-            len(self.databases)
-            * len(self.object_counts)
-            * len(self.concurrencies)
-            * self.repetitions
-        )
+        return len(self.databases) * len(self.object_counts) * len(self.concurrencies) * self.rounds
 
     def fraction_done(self, event: ProgressEvent) -> float:
         """Share of the run finished when *event* happens, between 0 and 1."""
@@ -102,14 +110,16 @@ class RunPlan:
             concurrency = self.concurrencies.index(event.concurrency)
         except ValueError:
             return 0.0
-        before = (
-            (database * len(self.object_counts) + count) * len(self.concurrencies) + concurrency
-        ) * self.repetitions
-        if event.stage in ("done", "failed"):
-            # A failure skips the rest of its cells: count them as done.
-            done: float = before + self.repetitions
+        level = count * len(self.concurrencies) + concurrency
+        rounds_before = level * self.rounds
+        if event.stage == "done":
+            # A level is done for every database at once, after its last round.
+            done: float = (rounds_before + self.rounds) * len(self.databases)
         else:
-            done = before + event.repetition - 1 + _STAGE_FRACTION.get(event.stage, 0.0)
+            this_round = min(event.repetition - (0 if self.warmup else 1), self.rounds - 1)
+            stage = event.stage.removeprefix("warm-up: ")
+            done = (rounds_before + max(0, this_round)) * len(self.databases) + database
+            done += _STAGE_FRACTION.get(stage, 0.0)
         return min(1.0, done / self.total) if self.total else 1.0
 
     def describe(self, event: ProgressEvent) -> str:
@@ -149,7 +159,7 @@ class TimeLeft:
 
     def update(self, event: ProgressEvent) -> None:
         now = self.clock()
-        if event.stage == "populate":
+        if event.stage in ("populate", "warm-up: populate"):
             self._finish(now)
             self.started = now
             self.done = self.plan.fraction_done(event) * self.plan.total

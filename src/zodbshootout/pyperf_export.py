@@ -145,8 +145,9 @@ def _runs(result: RunResult, key: CellKey) -> list[dict[str, Any]]:
     for _repetition, timings in sorted(result.timings_for(key).items()):
         if len(timings) != key.concurrency:
             continue
-        # The table's rate is all objects over the mean duration; this is its inverse.
-        seconds = statistics.fmean(t.seconds for t in timings)
+        # The table's rate is all objects over the mean duration (of one loop:
+        # a looped sample's seconds cover all its loops); this is its inverse.
+        seconds = statistics.fmean(t.seconds / t.loops for t in timings)
         objects = sum(t.objects for t in timings)
         runs.append({"values": [seconds / objects]})
     return runs

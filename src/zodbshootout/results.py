@@ -13,9 +13,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class PhaseTiming:
-    """One worker's timed transaction in one phase, with its load counts.
+    """One worker's timed sample of one phase, with its load counts.
 
-    ``seconds`` spans open → commit → close of the phase's one transaction.
+    ``seconds`` is the sample's timed work: open → commit → close of the
+    phase's transaction, or for a phase that repeats inside its sample (hot,
+    steamin, open; see zodbshootout.calibration) the sum of its ``loops``
+    timed repetitions, so the duration of one is ``seconds / loops``.
+    ``objects`` is what one repetition handles: N objects (or operations),
+    one connection for open.
     The counts are this worker's deltas over the phase (see caches.Counters;
     for thread workers, thread_counting says how they are split — with one
     shared DB only worker 0 records ``cache_hits``, for all workers).
@@ -42,6 +47,11 @@ class PhaseTiming:
     #: None for the other workers and without a shared cache.
     shared_cache_hits: int | None = None
     shared_cache_misses: int | None = None
+    #: How many times the phase's work repeated inside the sample.
+    loops: int = 1
+    #: Statements sent to the SQL database during the phase (RelStorage
+    #: only, see zodbshootout.round_trips); None where not counted.
+    statements: int | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,8 @@ class Measurement:
     object_count: int
     repetition: int
     timing: PhaseTiming
+    #: The untimed warm-up repetition (repetition 0): kept, never in the statistics.
+    warmup: bool = False
 
     @property
     def phase(self) -> str:
@@ -113,11 +125,12 @@ class RunResult:
         return None
 
     def timings_for(self, key: CellKey) -> dict[int, list[PhaseTiming]]:
-        """The cell's timings grouped by repetition."""
+        """The cell's timings grouped by repetition, warm-up left out."""
         by_repetition: dict[int, list[PhaseTiming]] = {}
         for m in self.measurements:
             if (
-                m.database == key.database
+                not m.warmup
+                and m.database == key.database
                 and m.concurrency == key.concurrency
                 and m.object_count == key.object_count
                 and m.phase == key.phase
@@ -140,6 +153,20 @@ class RunResult:
             for p in f.phases
         }
         return [p for p in self.phases if p not in done | failed]
+
+    def fail_unsettled(self, database: str, reason: str) -> None:
+        """Fail every cell of *database* not yet measured or failed, for *reason*.
+
+        A database of which nothing was measured is also set_up_failed (the
+        CLI exits 2 when that is true of every database: nothing could run).
+        """
+        for count in self.object_counts:
+            for concurrency in self.concurrencies:
+                left = self.unsettled_phases(database, count, concurrency)
+                if left:
+                    self.failures.append(Failure(database, concurrency, count, tuple(left), reason))
+        if not any(m.database == database for m in self.measurements):
+            self.setup_failed.append(database)
 
     @property
     def complete(self) -> bool:

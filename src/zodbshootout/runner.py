@@ -1,39 +1,44 @@
 """Measure every database of a configuration: the cell loop.
 
-For each database (in file order) the runner starts its embedded ZEO
-servers, describes it (dbinfo) and prepares its state (dbstate), then for
-each object count, concurrency level and repetition it resets the workers'
-containers, runs the write stage and the read stage in a session of the
-chosen concurrency mode (zodbshootout.concurrency), and records their
-timings.  A failure costs only the cells it concerns; the reason is kept.
+Every database's embedded ZEO servers start first and stay up for the run;
+each database is described (dbinfo) and prepared (dbstate).  Then each object
+count and concurrency level measures all databases in rounds (see rounds):
+a warm-up repetition each, then a repetition of each per round.  A
+repetition resets the containers and runs the write and the read stage in a
+session of the concurrency mode.  A failure costs only the cells it concerns.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import time
-import traceback
 from collections.abc import Callable, Sequence
 
-from zodbshootout import cachetrace, concurrency, dbstate
-from zodbshootout.concurrency import Session, SessionSpec, stage_tasks
+from zodbshootout import cachetrace, concurrency, dbstate, noise, storages
+from zodbshootout.cache_sizing import configured_cache_notes
+from zodbshootout.concurrency import SessionSpec, session_spec, stage_tasks
 from zodbshootout.concurrency.processes import run_stage_in_processes
 from zodbshootout.config import LoadedConfig
-from zodbshootout.dbinfo import probe_database
+from zodbshootout.diagnostics import log_current_traceback
 from zodbshootout.errors import CellError
 from zodbshootout.options import RunOptions
-from zodbshootout.phases import phases_failed_with, plan_stages
+from zodbshootout.phases import REGISTRY, phases_failed_with, plan_stages
+from zodbshootout.precision import round_rates
 from zodbshootout.progress import ProgressCallback, ProgressEvent, ignore_progress
 from zodbshootout.rawkv import floor, is_rawkv
+from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
+from zodbshootout.rounds import Loops, measure_in_rounds
 from zodbshootout.storage import ForeignDataError
 from zodbshootout.workload import describe_container
 from zodbshootout.zeo_server import embedded_servers
 
 _log = logging.getLogger(__name__)
+Addresses = list[tuple[str, int]]
 
 
 class Runner:
@@ -49,9 +54,10 @@ class Runner:
         self.config = config
         self.options = options
         self.progress = progress
-        self.on_database_done = on_database_done
+        self.on_database_done = on_database_done  # called after each database and round
         self.secrets = find_secrets(config.source.text)
         self.stages = dict(zip(("write", "read"), plan_stages(options.ordered_phases), strict=True))
+        self.looped = [name for name in options.ordered_phases if REGISTRY[name].run_loops]
         self.result = RunResult(
             databases=config.names,
             object_counts=list(options.object_counts),
@@ -62,22 +68,33 @@ class Runner:
 
     def run(self) -> RunResult:
         """Measure everything; on Ctrl-C return what was measured, marked interrupted."""
-        metadata = self.result.metadata
+        metadata, options = self.result.metadata, self.options
         metadata["started"] = time.time()
         metadata.update(
-            concurrency_mode=concurrency.describe_mode(self.options.mode, self.options.threads),
-            container=describe_container(self.options.btrees),
-            blobs=self.options.blobs,
-            index_entries=self.options.index_entries,
-            cache_trace_dir=self.options.cache_trace_dir,
+            concurrency_mode=concurrency.describe_mode(options.mode, options.threads),
+            container=describe_container(options.btrees),
+            blobs=options.blobs,
+            stopping_rule=options.stopping_rule.as_metadata(options.warmup),
+            index_entries=options.index_entries,
+            cache_trace_dir=options.cache_trace_dir,
         )
-        if self.options.mode != concurrency.PROCESSES:
-            self._note(concurrency.warm_note(self.options.mode, self.options.threads))
-        if self.options.cache_trace_dir:
+        if options.mode != concurrency.PROCESSES:
+            self._note(concurrency.warm_note(options.mode, options.threads))
+        if options.cache_trace_dir:
             self._note(cachetrace.TIMING_NOTE)
+        floors = [name for name in self.config.names if is_rawkv(self.config.databases[name])]
         try:
-            for name in self.config.names:
-                self._measure_database(name)
+            with contextlib.ExitStack() as servers:
+                ready = {
+                    name: self._set_up(servers, name)
+                    for name in self.config.names
+                    if name not in floors
+                }
+                for count in options.object_counts:
+                    for workers in options.concurrencies:
+                        self._measure_level(ready, count, workers)
+            for name in floors:
+                self._measure_floor(name)
                 if self.on_database_done is not None:
                     self.on_database_done(self.result)
         except KeyboardInterrupt:
@@ -85,114 +102,121 @@ class Runner:
         metadata["finished"] = time.time()
         return self.result
 
-    def _measure_database(self, name: str) -> None:
-        if is_rawkv(self.config.databases[name]):
-            self._measure_floor(name)
-            return
+    def _set_up(self, servers: contextlib.ExitStack, name: str) -> Addresses | None:
+        """Start *name*'s servers (up for the whole run), describe it, prepare its state."""
+        first = (self.options.object_counts[0], self.options.concurrencies[0])
+        report = functools.partial(self._report, name, *first, 1)
         try:
-            with embedded_servers(self.config, name) as addresses:
-                gevent_mode = self.options.mode == concurrency.GEVENT
-                info, notes = probe_database(
-                    self.config.source, name, addresses, self.secrets, gevent_mode
-                )
-                self.result.metadata.setdefault("databases", {})[name] = info
-                for note in notes:
-                    self._note(note)
-                first = (self.options.object_counts[0], self.options.concurrencies[0])
-                report = functools.partial(self._report, name, *first, 1)
-                filler = dbstate.prepare_database(
-                    self.config, name, addresses, self.options, report, self._note
-                )
-                if filler is not None:
-                    self.result.metadata.setdefault("filler_objects", {})[name] = filler
-                for count in self.options.object_counts:
-                    for concurrency_level in self.options.concurrencies:
-                        self._measure_cell(name, addresses, count, concurrency_level)
+            addresses = servers.enter_context(embedded_servers(self.config, name))
+            context = (self.options, self.secrets, report, self._note, self.result.metadata)
+            dbstate.set_up_database(self.config, name, addresses, *context)
         except ForeignDataError as e:
-            self.result.refused.append(name)
-            self._fail_database(
-                name, f"{e}; if you are sure its data may be erased, run again with --zap {name}"
-            )
+            self._refuse(name, e)
+            return None
         except Exception as e:
-            # A server, driver or storage error in the parent (populate, a
-            # server start): it costs this database, not the whole run.
-            if _log.isEnabledFor(logging.DEBUG):  # masked here: a handler may not mask
-                detail = redact(traceback.format_exc(), self.secrets)
-                _log.debug("%s could not be measured:\n%s", name, detail)
-            self._fail_database(
-                name, str(e) if isinstance(e, CellError) else f"{type(e).__name__}: {e}"
-            )
+            self._fail_database_for(name, e)
+            return None
+        return addresses
 
-    def _measure_cell(
-        self, name: str, addresses: list[tuple[str, int]], count: int, workers: int
-    ) -> None:
-        """Measure a cell, repetition after repetition, each in a session of its own."""
+    def _measure_level(self, ready: dict[str, Addresses | None], count: int, workers: int) -> None:
+        """One count and concurrency level of every database, in rounds (see rounds)."""
+        specs = {
+            name: spec
+            for name, addresses in ready.items()
+            if addresses is not None and (spec := self._spec(name, addresses, count, workers))
+        }
+        measured, done = measure_in_rounds(
+            list(specs),
+            lambda name, repetition, loops: self._repeat(specs[name], count, repetition, loops),
+            self.options.stopping_rule,
+            lambda names: round_rates(self.result, names, count, workers),
+            self.looped,
+            self.options.warmup,
+            lambda: self.on_database_done(self.result) if self.on_database_done else None,
+        )
+        for name in measured:
+            self._report(name, count, workers, done, "done")
+
+    def _spec(
+        self, name: str, addresses: Addresses, count: int, workers: int
+    ) -> SessionSpec | None:
+        """How *name* is measured at this level, or None (with a failure) if it can't be."""
         options = self.options
         # E.g. worker processes can't share a FileStorage (threads can).
-        reason = concurrency.mode_problem(
-            options.mode, options.threads, workers, self.config.databases[name]
-        )
+        factory = self.config.databases[name]
+        reason = concurrency.mode_problem(options.mode, options.threads, workers, factory)
         if reason:
             self._fail(name, count, workers, self.result.phases, reason)
-            return
-        source = self.config.source
+            return None
+        spec = session_spec(self.config.source, name, tuple(addresses), options, count, workers)
+        assert spec.cache_workload is not None
+        for note in configured_cache_notes(self.config.source, name, spec.cache_workload):
+            self._note(note)
+        # Worker 0 reads the size for bytes/object where the probe could (see storagesize).
         size = self.result.metadata["databases"][name].get("size", {})
-        spec = SessionSpec(
-            source,
-            name,
-            tuple(addresses),
-            workers,
-            options.mode,
-            options.threads,
-            measure_size="method" in size,
-        )
-        for repetition in range(1, options.repetitions + 1):
-            self._report(name, count, workers, repetition, "populate")
-            with contextlib.closing(concurrency.open_session(spec)) as session:
-                if not self._repeat(session, spec, count, repetition):
-                    return
-        self._report(name, count, workers, options.repetitions, "done")
+        return dataclasses.replace(spec, measure_size="method" in size)
 
-    def _repeat(self, session: Session, spec: SessionSpec, count: int, repetition: int) -> bool:
-        """One repetition of a cell in *session*; False when a stage failed."""
-        name, workers = spec.database, spec.concurrency
+    def _repeat(
+        self, spec: SessionSpec, count: int, repetition: int, loops: Loops
+    ) -> list[PhaseTiming] | None:
+        """One repetition (0: the warm-up) of a database; None if it failed.
+
+        A stage that fails costs the cell; an error in this process (a
+        populate refused by the guard, a session that can't open) costs the
+        database, as in set-up.
+        """
+        try:
+            return self._stages(spec, count, repetition, loops)
+        except ForeignDataError as e:
+            self._refuse(spec.database, e)
+        except Exception as e:
+            self._fail_database_for(spec.database, e)
+        return None
+
+    def _stages(
+        self, spec: SessionSpec, count: int, repetition: int, loops: Loops
+    ) -> list[PhaseTiming] | None:
+        name, workers, warmup = spec.database, spec.concurrency, repetition == 0
         report = functools.partial(self._report, name, count, workers, repetition)
-        phases = tuple(self.result.phases)
-        session.populate(
-            dbstate.repetition_filler(
-                workers, count, phases, self.options.btrees, self.options.index_entries
-            )
-        )
+        loads = noise.record_before(self.result.metadata, name)
+        factory = self.config.databases[name]
+        storages.before_repetition(factory)  # e.g. SQLite's stale planner statistics
         timings: list[PhaseTiming] = []
-        for stage, steps in self.stages.items():
-            if not steps:
-                continue
-            report(stage)
-            outcome = session.run_stage(
-                stage_tasks(spec, self.options, count, repetition, steps),
-                self.options.timeout_seconds,
-            )
-            if outcome.error is not None:
-                report("failed", redact(outcome.error, self.secrets))
-                failed = phases_failed_with(stage, self.result.phases)
-                self._fail(name, count, workers, failed, f"{stage} stage failed: {outcome.error}")
-                return False
-            timings.extend(outcome.timings)
-            # Recorded per stage: a read stage that fails later does not
-            # take the write stage's finished measurements with it.
-            for timing in outcome.timings:
-                self.result.measurements.append(
-                    Measurement(name, workers, count, repetition, timing)
+        with contextlib.closing(concurrency.open_session(spec)) as session:
+            report("warm-up: populate" if warmup else "populate")
+            phases, btrees = tuple(self.result.phases), self.options.btrees
+            entries = self.options.index_entries
+            session.populate(dbstate.repetition_filler(workers, count, phases, btrees, entries))
+            storages.before_repetition(factory)
+            for stage, steps in self.stages.items():
+                if not steps:
+                    continue
+                report(f"warm-up: {stage}" if warmup else stage)
+                tasks = stage_tasks(spec, self.options, count, repetition, steps, loops)
+                outcome = session.run_stage(tasks, self.options.timeout_seconds)
+                if outcome.error is not None:
+                    report("failed", one_line(redact(outcome.error, self.secrets)))
+                    failed = phases_failed_with(stage, self.result.phases)
+                    self._fail(
+                        name, count, workers, failed, f"{stage} stage failed: {outcome.error}"
+                    )
+                    return None
+                timings.extend(outcome.timings)
+                # Recorded per stage: a read stage that fails later does not
+                # take the write stage's finished measurements with it.
+                self.result.measurements.extend(
+                    Measurement(name, workers, count, repetition, timing, warmup=warmup)
+                    for timing in outcome.timings
                 )
-        if any(t.loads for t in timings if t.phase == "steamin"):
-            self._note(
-                f"{name}: steamin loaded objects from the storage; the database's pickle cache "
-                "(cache-size in its <zodb> section) is smaller than the object count"
-            )
-        return True
+        loads["after"] = noise.load_average()
+        return timings
 
     def _measure_floor(self, name: str) -> None:
-        """A <rawkv> floor: the same stages in worker processes, straight on the store."""
+        """A <rawkv> floor: the same stages in worker processes, straight on the store.
+
+        Floors are measured after the ZODB databases, -r repetitions each
+        (no warm-up, no rounds: a raw store's stages take milliseconds).
+        """
         section = self.config.databases[name]
         self.result.metadata.setdefault("databases", {})[name] = floor.describe(section)
         skipped = floor.not_applicable(self.result.phases)
@@ -214,9 +238,8 @@ class Runner:
             self._fail_database(name, str(e))
 
     def _report(self, name: str, count: int, workers: int, repetition: int, *event: str) -> None:
-        self.progress(
-            ProgressEvent(name, count, workers, repetition, self.options.repetitions, *event)
-        )
+        repetitions = max(self.options.repetitions, repetition)
+        self.progress(ProgressEvent(name, count, workers, repetition, repetitions, *event))
 
     def _note(self, note: str) -> None:
         if note not in self.result.notes:
@@ -225,17 +248,24 @@ class Runner:
     def _fail(
         self, name: str, count: int, workers: int, phases: list[str] | tuple[str, ...], reason: str
     ) -> None:
-        reason = redact(" ".join(reason.split()), self.secrets)
+        reason = one_line(redact(reason, self.secrets))
         self.result.failures.append(Failure(name, workers, count, tuple(phases), reason))
+
+    def _refuse(self, name: str, error: ForeignDataError) -> None:
+        self.result.refused.append(name)
+        hint = f"if you are sure its data may be erased, run again with --zap {name}"
+        self._fail_database(name, f"{error}; {hint}")
+
+    def _fail_database_for(self, name: str, error: Exception) -> None:
+        """A server, driver or storage error in this process costs *name*, not the run."""
+        log_current_traceback(_log, f"{name} could not be measured", self.secrets)
+        is_cell_error = isinstance(error, CellError)
+        self._fail_database(
+            name, str(error) if is_cell_error else f"{type(error).__name__}: {error}"
+        )
 
     def _fail_database(self, name: str, reason: str) -> None:
         """Fail every cell of *name* not yet measured or failed."""
-        for count in self.options.object_counts:
-            for workers in self.options.concurrencies:
-                left = self.result.unsettled_phases(name, count, workers)
-                if left:
-                    self._fail(name, count, workers, left, reason)
-        if not any(m.database == name for m in self.result.measurements):
-            # Nothing of it was measured: the CLI exits 2 when this is true
-            # of every database (nothing could be run at all).
-            self.result.setup_failed.append(name)
+        self.result.fail_unsettled(name, one_line(redact(reason, self.secrets)))
+        if self.on_database_done is not None:
+            self.on_database_done(self.result)

@@ -1,7 +1,8 @@
 """Rates and their spread, computed from a RunResult's raw timings.
 
-A repetition's duration is the mean of its workers' durations; its rate is
-``workers × objects ÷ duration`` objects per second.  A cell aggregates the
+A repetition's duration is the mean of its workers' durations (of one loop:
+a phase that repeats inside its sample divides the sample by its loops); its
+rate is ``workers × objects ÷ duration`` objects per second.  A cell aggregates the
 rates of its repetitions by their mean (default) or takes the fastest one
 (``min``: the classic best-of-N).  Pure functions: no clock, no printing.
 """
@@ -84,8 +85,9 @@ class Stats:
 
 
 def repetition_rate(timings: list[PhaseTiming]) -> float:
-    """Objects per second of one repetition: all workers' objects over their mean duration."""
-    seconds = statistics.fmean(t.seconds for t in timings)
+    """Objects per second of one repetition: all workers' objects over their mean
+    duration of one loop."""
+    seconds = statistics.fmean(t.seconds / t.loops for t in timings)
     objects = sum(t.objects for t in timings)
     if seconds <= 0:
         return math.inf
@@ -144,8 +146,13 @@ def format_spread_warning(result: RunResult, threshold: float = NOISY_RELATIVE_S
         if several_levels:
             where += f", concurrency {key.concurrency}"
         lines.append(f"  {where}: ±{stats.relative_stddev:.0%}")
+    rule = result.metadata.get("stopping_rule") or {}
+    if rule.get("precision"):
+        more = f"give them more time (--max-time {2 * (rule.get('max_time_seconds') or 40):g})"
+    else:
+        more = f"run more repetitions (-r {max(5, result.repetitions * 2)})"
     lines.append(
-        f"  Their means are uncertain: run more repetitions (-r {max(5, result.repetitions * 2)})"
+        f"  Their means are uncertain: {more}"
         " on a quieter machine (close other programs, no other benchmarks at the same time)."
     )
     return lines

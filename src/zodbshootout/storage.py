@@ -16,6 +16,7 @@ import transaction
 from persistent.mapping import PersistentMapping
 
 from zodbshootout import storages
+from zodbshootout.cache_sizing import CacheWorkload, size_caches
 from zodbshootout.config import ConfigSource, LoadedConfig, parse_source
 from zodbshootout.errors import CellError
 
@@ -33,14 +34,16 @@ def open_database(
     server_addresses: list[tuple[str, int]],
     client_label: str,
     config: LoadedConfig | None = None,
+    workload: CacheWorkload | None = None,
     cache_trace: str | None = None,
 ) -> Any:
     """Open database *name* in this process, as a worker or the runner does.
 
     *server_addresses* are those of the database's embedded ZEO servers, in
     the order of :func:`zodbshootout.storages.embedded_zeo_sections`.  With
-    *cache_trace*, the storage's client cache writes its trace there
-    (see zodbshootout.cachetrace).
+    *workload*, the caches are first sized for it (see cache_sizing).  With
+    *cache_trace*, the storage's client cache writes its trace there (see
+    zodbshootout.cachetrace).
     """
     from zodbshootout.drivers import describe_open_error
 
@@ -51,6 +54,8 @@ def open_database(
     for section, address in zip(sections, server_addresses, strict=True):
         section.set_address(address)
     storages.prepare_to_open(factory, client_label)
+    if workload is not None:
+        size_caches(factory, workload)
     if cache_trace is not None:
         from zodbshootout.cachetrace import trace_on_open
 

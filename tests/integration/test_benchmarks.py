@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from zodbshootout.benchmarks import BENCHMARKS
+from zodbshootout.phases import PHASES
 from zodbshootout.render.labels import phase_label
 
 from conftest import ETC, run_cli
@@ -64,4 +65,4 @@ def test_all_selects_the_classic_phases_and_every_benchmark(write_config):
     config = write_config(configs.sqlite("sqlite"))
     done = run_cli(config, "-n", "10", "-c", "1", "-r", "1", "-q", "all")
     assert done.returncode == 0, done.stderr + done.stdout
-    assert len(rows_of(done.stdout)) == 7 + len(BENCHMARKS)
+    assert len(rows_of(done.stdout)) == len(PHASES) + len(BENCHMARKS)

@@ -158,6 +158,7 @@ def test_bin_zodbshootout_prints_the_table_for_local_conf(built):
         '"Read 20 Prefetched Cold Objects"',
         '"Read 20 Hot Objects"',
         '"Read 20 Steamin\' Objects"',
+        '"Open Connection (n=20)"',
     ]
     for row in rows:
         cells = [cell.strip() for cell in row.split('",')[1].split(",")]

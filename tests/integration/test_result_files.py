@@ -13,13 +13,14 @@ import pytest
 
 from zodbshootout import resultfile
 from zodbshootout.errors import UsageError
+from zodbshootout.phases import PHASES
 
 from conftest import ETC, run_cli
 
 pytestmark = pytest.mark.zeo
 
 LOCAL = str(ETC / "local.conf")
-CELLS = 21  # 3 databases × 7 phases
+CELLS = 3 * len(PHASES)  # 3 databases × every phase
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +50,10 @@ def test_saved_file_holds_raw_timings_and_metadata(two_runs):
     directory, _runs = two_runs
     result = resultfile.load(str(directory / "a.json"))
     assert result.databases == ["zeo_fs", "sqlite", "zeo_pcache"]
-    # 3 databases × 2 repetitions × 7 phases × 2 workers, each a raw duration.
-    assert len(result.measurements) == 84
+    # 3 databases × (warm-up + 2 repetitions) × every phase × 2 workers, each a raw duration.
+    assert len(result.measurements) == 3 * 3 * len(PHASES) * 2
+    assert sum(m.warmup for m in result.measurements) == 3 * len(PHASES) * 2
+    assert all(m.warmup == (m.repetition == 0) for m in result.measurements)
     assert all(m.timing.seconds > 0 for m in result.measurements)
     metadata = result.metadata
     assert metadata["finished"] >= metadata["started"]
@@ -123,11 +126,11 @@ def test_real_pyperf_compares_the_exported_suites(two_runs):
         timeout=60,
     )
     assert stats.returncode == 0, stats.stderr
-    assert "Number of benchmarks: 21" in stats.stdout
+    assert f"Number of benchmarks: {CELLS}" in stats.stdout
 
 
 def test_killed_run_keeps_the_databases_it_finished(tmp_path):
-    """SIGKILL after the first database: the file holds it, complete and loadable."""
+    """SIGKILL after the first round: the file holds it, complete and loadable."""
     output = tmp_path / "partial.json"
     env = dict(os.environ, ZODBSHOOTOUT_DATA=str(tmp_path / "data"))
     process = subprocess.Popen(
@@ -164,10 +167,12 @@ def test_killed_run_keeps_the_databases_it_finished(tmp_path):
             pass
     assert process.returncode == -signal.SIGKILL
     result = resultfile.load(str(output))
-    measured = {m.database for m in result.measurements}
-    assert "zeo_fs" in measured
-    # zeo_fs complete: 2 repetitions × 7 phases × 2 workers.
-    assert sum(m.database == "zeo_fs" for m in result.measurements) == 28
+    # Saved after the first round: every database's warm-up and first
+    # repetition, every phase × 2 workers each.
+    for database in ("zeo_fs", "sqlite", "zeo_pcache"):
+        mine = [m for m in result.measurements if m.database == database]
+        assert sorted({m.repetition for m in mine}) == [0, 1], database
+        assert len(mine) == 2 * len(PHASES) * 2, database
     assert "finished" not in result.metadata  # the run never got that far
     assert result.metadata["environment"]["cpu_count"] >= 1
     # No temporary file is left half-written beside it.

@@ -53,7 +53,7 @@ def scope():
 def test_classic_selection_plans_exactly_the_classic_stages():
     writes, reads = plan_stages(PHASES)
     assert writes == [Step("add"), Step("update")]
-    assert reads == [Step(p) for p in ("warm", "cold", "prefetch", "hot", "steamin")]
+    assert reads == [Step(p) for p in ("warm", "cold", "prefetch", "hot", "steamin", "open")]
 
 
 def test_benchmarks_run_last_in_the_read_stage_in_canonical_order():

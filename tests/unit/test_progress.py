@@ -36,7 +36,13 @@ def test_fraction_done_counts_repetitions_and_stages():
     assert PLAN.total == 4
     assert PLAN.fraction_done(event(stage="populate")) == 0.0
     assert PLAN.fraction_done(event("sqlite", 2, "populate")) == 0.75
-    assert PLAN.fraction_done(event("zeo_fs", 2, "done")) == 0.5
+    # Databases take turns: a level is done for all of them after its last round.
+    assert PLAN.fraction_done(event("zeo_fs", 2, "done")) == 1.0
+    assert PLAN.fraction_done(event("zeo_fs", 2, "populate")) == 0.5
+    warm = RunPlan(["zeo_fs", "sqlite"], [100], [2], repetitions=2, warmup=True)
+    assert warm.total == 6
+    assert warm.fraction_done(event("sqlite", 0, "warm-up: populate")) == 1 / 6
+    assert warm.fraction_done(event("zeo_fs", 1, "populate")) == 2 / 6
 
 
 class FakeClock:
@@ -48,26 +54,37 @@ class FakeClock:
 
 
 def test_time_left_comes_from_the_measured_repetitions():
+    # 2 databases × 2 repetitions; the databases take turns.
     clock = FakeClock()
     left = TimeLeft(PLAN, clock=clock)
-    left.update(event(repetition=1, stage="populate"))
+    left.update(event("zeo_fs", 1, "populate"))
     clock.now += 5.0
-    left.update(event(repetition=1, stage="write"))
+    left.update(event("zeo_fs", 1, "write"))
     assert left.seconds() is None  # nothing measured yet: no guess
     clock.now += 5.0
-    left.update(event(repetition=2, stage="populate"))
+    left.update(event("sqlite", 1, "populate"))
     # One repetition took 10 s; this one and two more are left.
     assert left.seconds() == 30.0
     clock.now += 4.0
     assert left.seconds() == 26.0  # the estimate moves on while a stage runs
     clock.now += 6.0
-    left.update(event(repetition=2, stage="done"))
+    left.update(event("zeo_fs", 2, "populate"))
     assert left.seconds() == 20.0
-    # A failure skips its cell's other repetitions.
-    left.update(event("sqlite", 1, "populate"))
-    clock.now += 30.0
-    left.update(event("sqlite", 1, "failed"))
+    clock.now += 10.0
+    left.update(event("sqlite", 2, "populate"))
+    clock.now += 10.0
+    left.update(event("sqlite", 2, "done"))
     assert left.seconds() == 0.0
+
+
+def test_the_warmup_counts_as_a_round():
+    clock = FakeClock()
+    plan = RunPlan(["zeo_fs", "sqlite"], [100], [2], repetitions=2, warmup=True)
+    left = TimeLeft(plan, clock=clock)
+    left.update(event("zeo_fs", 0, "warm-up: populate"))
+    clock.now += 10.0
+    left.update(event("sqlite", 0, "warm-up: populate"))
+    assert left.seconds() == 50.0  # 6 repetitions in all, 1 done
 
 
 def test_description_names_the_cell_and_stage():

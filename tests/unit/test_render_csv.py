@@ -82,4 +82,43 @@ def test_a_duration_the_clock_could_not_resolve_is_a_footnote_not_inf():
     lines = format_csv(result)
     assert lines[1].split()[-1] == "n/a[1]"
     assert "inf" not in "\n".join(lines)
-    assert lines[-1] == "[1] db (concurrency 1): too fast for the clock to time"
+    assert "[1] db (concurrency 1): too fast for the clock to time" in lines
+
+
+def _steamin(repetition, seconds, loops=64, warmup=False):
+    timing = PhaseTiming("steamin", 0, seconds, 1000, 0, 0, None, loops=loops)
+    return Measurement("db", 1, 1000, repetition, timing, warmup=warmup)
+
+
+def _precise_result(seconds, precision=0.05):
+    return RunResult(
+        databases=["db"],
+        object_counts=[1000],
+        concurrencies=[1],
+        phases=["steamin"],
+        repetitions=3,
+        measurements=[_steamin(0, 0.01, loops=1, warmup=True)]
+        + [_steamin(rep, s) for rep, s in enumerate(seconds, 1)],
+        metadata={"stopping_rule": {"precision": precision}},
+    )
+
+
+def test_a_cell_short_of_the_precision_is_marked_with_a_footnote():
+    # 64 loops of 1000 objects in 0.064 s and 0.128 s: 1000000 and 500000 objects/s.
+    lines = format_csv(_precise_result([0.064, 0.128, 0.064]))
+    assert lines[1].split()[-1] == "833333[1]"
+    assert lines[3].startswith("[1] not within ±5% of the mean (95% confidence)")
+
+
+def test_a_precise_cell_and_a_fixed_rule_have_no_mark():
+    steady = format_csv(_precise_result([0.064, 0.0641, 0.0639]))
+    assert steady[1].split()[-1] == "1000002"  # mean of 1/0.064, 1/0.0641, 1/0.0639 (×64000)
+    fixed = format_csv(_precise_result([0.064, 0.128, 0.064], precision=None))
+    assert fixed[1].split()[-1] == "833333"
+
+
+def test_the_samples_note_counts_repetitions_and_loops_not_the_warmup():
+    lines = format_csv(_precise_result([0.064, 0.0641, 0.0639]))
+    assert lines[-1] == (
+        "Note: samples per cell: 3, after an untimed warm-up; loops per sample: steamin 64"
+    )

@@ -142,4 +142,4 @@ def test_a_version_1_file_keeps_its_refused_setup_failed_and_signal():
     loaded = resultfile.from_document(document)
     assert (loaded.refused, loaded.setup_failed, loaded.signal) == (["a"], ["a", "b"], "SIGTERM")
     assert not {"refused", "setup_failed", "signal"} & set(loaded.metadata)
-    assert json.loads(resultfile.dumps(loaded))["version"] == 2
+    assert json.loads(resultfile.dumps(loaded))["version"] == resultfile.FORMAT_VERSION

@@ -144,9 +144,10 @@ def test_a_failed_save_warns_once_and_does_not_stop_the_run(tmp_path, capsys):
     outputs.finish(sample_result())
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        f"zodbshootout: warning: cannot save {target}: No such file or directory",
-        f"zodbshootout: error: cannot save {target}: No such file or directory",
+        f"zodbshootout: warning: cannot write {target}: the directory {directory} does not exist",
+        f"zodbshootout: error: cannot write {target}: the directory {directory} does not exist",
     ]
+    assert outputs.save_failed
 
 
 def test_compare_fails_only_when_asked_and_names_the_slower_cells(saved, tmp_path, capsys):

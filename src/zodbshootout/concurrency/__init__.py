@@ -52,6 +52,7 @@ from zodbshootout.concurrency.session import (
     UNIQUE,
     Session,
     SessionSpec,
+    session_spec,
     stage_tasks,
 )
 from zodbshootout.concurrency.threads import ThreadSession
@@ -72,6 +73,7 @@ __all__ = [
     "describe_mode",
     "mode_problem",
     "open_session",
+    "session_spec",
     "stage_tasks",
     "warm_note",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from zodbshootout.cache_sizing import CacheWorkload
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
 from zodbshootout.config import ConfigSource
 from zodbshootout.options import (
@@ -21,7 +22,7 @@ from zodbshootout.options import (
 from zodbshootout.phases import Step
 
 __all__ = ["GEVENT", "MODES", "PROCESSES", "SHARED", "SHARINGS", "THREADS", "UNIQUE"]
-__all__ += ["Session", "SessionSpec", "stage_tasks"]
+__all__ += ["Session", "SessionSpec", "session_spec", "stage_tasks"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class SessionSpec:
     concurrency: int
     mode: str = PROCESSES
     sharing: str = SHARED  # threads and gevent only
+    #: What the DBs a thread session opens must cache (worker processes size
+    #: their own from their task); None: the configuration's sizes.
+    cache_workload: CacheWorkload | None = None
     measure_size: bool = False  # worker 0 reads the storage's size (see storagesize)
 
 
@@ -45,14 +49,43 @@ class Session(Protocol):
     def close(self) -> None: ...
 
 
+def session_spec(
+    source: ConfigSource,
+    database: str,
+    addresses: tuple[tuple[str, int], ...],
+    options: RunOptions,
+    count: int,
+    workers: int,
+) -> SessionSpec:
+    """How one count and concurrency level of *database* runs; its caches sized for it.
+
+    With one DB shared by thread workers, its client cache serves all of them.
+    """
+    shared = options.mode != PROCESSES and options.threads == SHARED
+    workload = CacheWorkload(count, options.object_size_bytes, workers if shared else 1)
+    return SessionSpec(
+        source, database, addresses, workers, options.mode, options.threads, workload
+    )
+
+
 def stage_tasks(
-    spec: SessionSpec, options: RunOptions, count: int, repetition: int, steps: list[Step]
+    spec: SessionSpec,
+    options: RunOptions,
+    count: int,
+    repetition: int,
+    steps: list[Step],
+    loops: tuple[tuple[str, int], ...] = (),
 ) -> list[StageTask]:
-    """The tasks of one stage of one repetition, one per worker of *spec*."""
+    """The tasks of one stage of one repetition, one per worker of *spec*.
+
+    *loops*: (phase, loops) of the phases that repeat inside a sample.
+    """
     safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
     cell = f"{safe}-n{count}-c{spec.concurrency}-r{repetition}"
-    profile_prefix = f"{options.profile_dir}/{cell}" if options.profile_dir else None
-    trace_prefix = f"{options.cache_trace_dir}/{cell}" if options.cache_trace_dir else None
+    profile_prefix = trace_prefix = None
+    if repetition > 0:  # the warm-up is neither profiled nor traced
+        profile_prefix = f"{options.profile_dir}/{cell}" if options.profile_dir else None
+        trace_prefix = f"{options.cache_trace_dir}/{cell}" if options.cache_trace_dir else None
     return [
         StageTask(
             source=spec.source,
@@ -67,7 +100,9 @@ def stage_tasks(
             leaks=options.leaks,
             log=options.log,
             blobs=options.blobs,
-            fault=options.fault,
+            # Tests' faults hit a measured repetition, not the warm-up.
+            fault=options.fault if repetition > 0 else None,
+            loops=loops,
             index_entries=options.index_entries,
             cache_trace_prefix=trace_prefix,
             measure_size=worker == 0 and spec.measure_size,

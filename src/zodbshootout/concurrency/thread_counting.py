@@ -80,6 +80,8 @@ class ThreadMeter:
         )
         self._records_cache_hits = worker == 0 or not shared_client
         self._hits_before: int | None = None
+        self._kind = storages.kind_of(db.storage)
+        self._statements_before: int | None = None
 
     def start(self) -> None:
         _local.loaded = []
@@ -87,6 +89,8 @@ class ThreadMeter:
             self._storage_loads.start()
         if self._records_cache_hits:
             self._hits_before = caches.counters(self.db).cache_hits
+        # Each worker thread has its own RelStorage instance and connections.
+        self._statements_before = self._kind.statements(self.db.storage, this_thread=True)
 
     def stop(self) -> Counters:
         loaded: list[bytes] = getattr(_local, "loaded", None) or []
@@ -101,4 +105,12 @@ class ThreadMeter:
             # its cache); a negative difference is unknown, not a number.
             if now is not None and self._hits_before is not None and now >= self._hits_before:
                 cache_hits = now - self._hits_before
-        return Counters(loads=len(loaded), storage_loads=storage_loads, cache_hits=cache_hits)
+        statements = self._kind.statements(self.db.storage, this_thread=True)
+        if statements is not None and self._statements_before is not None:
+            statements -= self._statements_before
+        return Counters(
+            loads=len(loaded),
+            storage_loads=storage_loads,
+            cache_hits=cache_hits,
+            statements=statements,
+        )

@@ -16,6 +16,7 @@ from ZODB.mvccadapter import MVCCAdapter
 from ZODB.utils import z64
 
 from zodbshootout import caches, storages
+from zodbshootout.cache_sizing import size_caches
 from zodbshootout.concurrency import thread_counting
 from zodbshootout.concurrency.session import SHARED, SessionSpec
 from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
@@ -119,6 +120,7 @@ class ThreadSession:
                 self.spec.database,
                 list(self.spec.server_addresses),
                 client_label=label,
+                workload=self.spec.cache_workload,
             )
         try:
             if self._check_db is not None:
@@ -133,6 +135,8 @@ class ThreadSession:
         """A new DB over the session's one open storage (see the module doc)."""
         factory = self._config.databases[self.spec.database]
         storage_factory = factory.config.storage
+        if self.spec.cache_workload is not None:
+            size_caches(factory, self.spec.cache_workload)
         try:
             if self._storage is None:
                 self._storage = storage_factory.open()
@@ -172,13 +176,15 @@ class ThreadSession:
     def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
         if self._broken:
             return StageOutcome(error=self._broken)
+        # Opening the workers' databases counts against the timeout too.
+        deadline = time.monotonic() + timeout_seconds
         try:
             worker_dbs = self._worker_databases(tasks)
         except CellError as e:
             return StageOutcome(error=str(e))
         stage = _ThreadStage(tasks, worker_dbs)
         try:
-            stage.run(timeout_seconds)
+            stage.run(deadline)
         except BaseException:
             # Ctrl-C: release the workers waiting at a barrier; they stop at once.
             if not stage.stop():
@@ -264,8 +270,8 @@ class _ThreadStage:
             self.barrier.abort()
             self.errors.append(f"{type(e).__name__}: {e}")
 
-    def run(self, timeout_seconds: float) -> None:
-        deadline = time.monotonic() + timeout_seconds
+    def run(self, deadline: float) -> None:
+        """Start the threads and wait for them until *deadline* (time.monotonic)."""
         for thread in self.threads:
             thread.start()
         for thread in self.threads:

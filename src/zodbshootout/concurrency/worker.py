@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from zodbshootout import caches, cachetrace, diagnostics, faults, phases, storages
+from zodbshootout.cache_sizing import CacheWorkload
 from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.faults import Fault
 from zodbshootout.phase_record import WRITE
-from zodbshootout.phases import Step, WorkerScope
+from zodbshootout.phases import Phase, Step, WorkerScope
 from zodbshootout.redact import find_secrets
 from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
@@ -47,6 +48,9 @@ class StageTask:
     log: diagnostics.LogSetup | None = None  # --log: configured in the worker
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
     fault: Fault | None = None  # tests only: make this worker fail here (see faults)
+    #: (phase, loops) for the phases that repeat inside a sample (calibration);
+    #: a phase not listed runs once.
+    loops: tuple[tuple[str, int], ...] = ()
     index_entries: int = 0  # --index-entries: index entries per object (see indexes)
     cache_trace_prefix: str | None = None  # --cache-trace: the stage and worker are appended
     measure_size: bool = False  # worker 0: read the storage's size around each write phase
@@ -113,6 +117,7 @@ def execute_stage(
                 task.database,
                 list(task.server_addresses),
                 client_label=str(task.worker),
+                workload=CacheWorkload(task.object_count, task.object_size_bytes),
                 cache_trace=_trace_path(task),
             )
         )
@@ -129,6 +134,7 @@ def execute_stage(
             index_entries=task.index_entries,
         )
         fault = task.fault  # tests only; None in real runs
+        loops_by_phase = dict(task.loops)
         timings = []
         for step in task.steps:
             phase = phases.REGISTRY[step.phase]
@@ -148,9 +154,9 @@ def execute_stage(
                 faults.fire(fault)
             if profiler is not None:
                 profiler.enable()
-            start = clock()
-            outcome = phase.run(scope, prepared)
-            end = clock()
+            loops = loops_by_phase.get(step.phase, 1) if phase.run_loops else 1
+            metered = MeteredClock(clock, _statement_counter(db))
+            seconds, outcome = _timed_run(phase, scope, prepared, loops, metered)
             if profiler is not None:
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
@@ -168,13 +174,15 @@ def execute_stage(
                     PhaseTiming(
                         phase=step.phase,
                         worker=task.worker,
-                        seconds=end - start,
-                        objects=task.object_count,
+                        seconds=seconds,
+                        objects=1 if phase.one_operation else task.object_count,
                         loads=counted.loads,
                         storage_loads=counted.storage_loads,
                         cache_hits=counted.cache_hits,
                         conflicts=outcome.conflicts if phase.counts_conflicts else 0,
                         object_growth=growth,
+                        loops=loops,
+                        statements=metered.statements_timed,
                         storage_growth_bytes=size_growth,
                         shared_cache_hits=None if shared is None else shared[0],
                         shared_cache_misses=None if shared is None else shared[1],
@@ -224,6 +232,58 @@ def _growth(size: Callable[[], int | None] | None, before: int | None) -> int | 
         return None
     after = size()
     return None if after is None else after - before
+
+
+class MeteredClock:
+    """A clock that also counts the database statements sent while it is running.
+
+    A phase calls its clock in pairs, start then stop (a looped phase once
+    per timed repetition), so the statements between the two calls of each
+    pair are the ones inside the timed region: untimed work in between (a
+    looped read's open and close) is not counted.
+    """
+
+    def __init__(self, clock: Callable[[], float], statements: Callable[[], int | None]):
+        self._clock = clock
+        self._statements = statements
+        self._started_at: int | None = None
+        self._calls = 0
+        self.statements_timed: int | None = None
+
+    def __call__(self, /) -> float:
+        starting = self._calls % 2 == 0
+        self._calls += 1
+        if starting:
+            # Counted before the clock starts and after it stops: the counting
+            # itself stays out of the timed region.
+            self._started_at = self._statements()
+            return self._clock()
+        now_seconds = self._clock()
+        now = self._statements()
+        if now is not None and self._started_at is not None:
+            self.statements_timed = (self.statements_timed or 0) + now - self._started_at
+        return now_seconds
+
+
+def _statement_counter(db: Any) -> Callable[[], int | None]:
+    """This thread's count of statements to the database (None: not counted)."""
+    kind = storages.kind_of(db.storage)
+    return lambda: kind.statements(db.storage, this_thread=True)
+
+
+def _timed_run(
+    phase: Phase, scope: WorkerScope, prepared: Any, loops: int, clock: Callable[[], float]
+) -> tuple[float, Any]:
+    """The phase's timed work: (seconds, outcome).
+
+    A phase that repeats inside its sample times itself, so that the work
+    between two repetitions stays untimed; any other is timed whole.
+    """
+    if phase.run_loops is not None:
+        return phase.run_loops(scope, prepared, loops, clock)
+    start = clock()
+    outcome = phase.run(scope, prepared)
+    return clock() - start, outcome
 
 
 def _write_profile(profiler: cProfile.Profile, prefix: str) -> None:

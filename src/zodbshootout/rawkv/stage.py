@@ -50,6 +50,10 @@ NOT_MEASURED = {
         "a raw store answers each read in the same process, with no round trip "
         "that prefetching could save"
     ),
+    "open": (
+        "a raw store has no connection to open per transaction: each worker opens "
+        "its store once, before the barrier"
+    ),
     "steamin": (
         "nothing above a raw store keeps decoded objects, as ZODB's pickle cache "
         "does: hot is its fastest read"

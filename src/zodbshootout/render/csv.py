@@ -8,6 +8,7 @@ Example::
 Headers are left-aligned and numbers right-aligned within each column, so a
 CSV reader (with leading spaces skipped) and a person read the same thing.
 A cell that could not be measured reads ``n/a[K]``; footnote K says why.
+A rate less precise than ``--precision`` asked for reads ``6529[K]``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def format_footnotes(table: Table) -> list[str]:
 def _cell_text(cell: Cell) -> str:
     if cell.rate is None:
         return f"n/a[{cell.footnote}]"
+    if cell.footnote is not None:
+        return f"{cell.rate:.0f}[{cell.footnote}]"
     return f"{cell.rate:.0f}"
 
 

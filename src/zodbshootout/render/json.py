@@ -88,7 +88,8 @@ def _insight_row(row: InsightRow, databases: list[str]) -> dict[str, Any]:
 def _cell(cell: Cell) -> dict[str, Any]:
     if cell.rate is None or cell.stats is None:
         return {"rate": None, "footnote": cell.footnote}
-    return {"rate": _number(cell.rate), **stats_document(cell.stats)}
+    marked = {} if cell.footnote is None else {"footnote": cell.footnote}
+    return {"rate": _number(cell.rate), **stats_document(cell.stats), **marked}
 
 
 def stats_document(stats: Stats) -> dict[str, Any]:

@@ -8,6 +8,8 @@ _LABELS = {
     "prefetch": "Read {n} Prefetched Cold Objects",
     "hot": "Read {n} Hot Objects",
     "steamin": "Read {n} Steamin' Objects",
+    # Connections per second; n only tells the row's object count apart.
+    "open": "Open Connection (n={n})",
     # The extra benchmarks (zodbshootout.benchmarks): N operations per worker.
     "new_oid": "Allocate {n} OIDs",
     "store": "Store {n} Raw Objects",

@@ -40,6 +40,8 @@ def cell_text(cell: Cell) -> str:
     text = f"{cell.rate:.0f}"
     if cell.stats is not None and cell.stats.count > 1:
         text += f" ±{cell.stats.relative_stddev:.0%}"
+    if cell.footnote is not None:
+        text += f" [{cell.footnote}]"
     return text
 
 

@@ -18,8 +18,62 @@ GROWTH_TOTAL = "*total*"
 
 
 def derived_notes(result: RunResult) -> list[str]:
-    """Every note computed from the timings: conflicts first, then leaks."""
-    return conflict_notes(result) + leak_notes(result)
+    """Every note computed from the timings: samples, reloads, conflicts, leaks."""
+    return sample_notes(result) + reload_notes(result) + conflict_notes(result) + leak_notes(result)
+
+
+def _span(values: list[int]) -> str:
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def sample_notes(result: RunResult) -> list[str]:
+    """How many samples each cell has, and how many loops a looped phase's sample holds.
+
+    One note per object count and concurrency level that has measurements.
+    """
+    repetitions: dict[tuple[int, int], dict[tuple[str, str], set[int]]] = {}
+    loops: dict[tuple[int, int], dict[str, list[int]]] = {}
+    warmed: set[tuple[int, int]] = set()
+    for m in result.measurements:
+        level = (m.object_count, m.concurrency)
+        if m.warmup:
+            warmed.add(level)
+            continue
+        cell = (m.database, m.phase)
+        repetitions.setdefault(level, {}).setdefault(cell, set()).add(m.repetition)
+        if m.timing.loops > 1:
+            loops.setdefault(level, {}).setdefault(m.phase, []).append(m.timing.loops)
+    several = len(repetitions) > 1
+    notes = []
+    for level, cells in repetitions.items():
+        text = "samples per cell" + (f" (n={level[0]}, c={level[1]})" if several else "")
+        text += f": {_span([len(reps) for reps in cells.values()])}"
+        if level in warmed:
+            text += ", after an untimed warm-up"
+        looped = loops.get(level, {})
+        if looped:
+            text += "; loops per sample: " + ", ".join(
+                f"{phase} {_span(counts)}" for phase, counts in looped.items()
+            )
+        notes.append(text)
+    return notes
+
+
+def reload_notes(result: RunResult) -> list[str]:
+    """Databases whose steamin loaded objects: then it did not measure the pickle cache."""
+    loaded = sorted(
+        {
+            m.database
+            for m in result.measurements
+            if m.phase == "steamin" and not m.warmup and m.timing.loads
+        }
+    )
+    return [
+        f"{database}: steamin loaded objects from the storage: the pickle cache "
+        "(cache-size in its <zodb> section) holds fewer objects than each worker reads"
+        for database in loaded
+    ]
 
 
 def conflict_notes(result: RunResult) -> list[str]:

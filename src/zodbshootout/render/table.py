@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from zodbshootout.precision import is_precise
 from zodbshootout.render.insight import InsightRow, insight_rows, not_applicable_reason
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import derived_notes
@@ -18,7 +19,10 @@ from zodbshootout.stats import Stats, cell_stats
 
 @dataclass(frozen=True)
 class Cell:
-    """A measured rate, or the number of the footnote that says why there is none."""
+    """A measured rate, or the number of the footnote that says why there is none.
+
+    A rate with a footnote is less precise than ``--precision`` asked for.
+    """
 
     stats: Stats | None
     rate: float | None
@@ -74,7 +78,14 @@ def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str])
     failure = result.failure_for(key)
     stats = None if failure else cell_stats(result, key)
     if stats is not None and math.isfinite(stats.aggregate(aggregate)):
-        return Cell(stats, stats.aggregate(aggregate))
+        goal = result.metadata.get("stopping_rule", {}).get("precision")
+        if not goal or is_precise(stats.rates, goal):
+            return Cell(stats, stats.aggregate(aggregate))
+        text = (
+            f"not within ±{goal:.0%} of the mean (95% confidence) when --max-time ran out: "
+            "a noisy machine, or a phase that needs more time (raise --max-time)"
+        )
+        return Cell(stats, stats.aggregate(aggregate), _footnote(footnotes, text))
     not_applicable = not_applicable_reason(result, key)
     if stats is not None:
         # A duration the clock could not resolve: no rate to show.
@@ -87,6 +98,11 @@ def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str])
         text = "not measured: the run was interrupted"
     else:
         text = "not measured"
+    return Cell(None, None, _footnote(footnotes, text))
+
+
+def _footnote(footnotes: list[str], text: str) -> int:
+    """The number of footnote *text*, added if it is new."""
     if text not in footnotes:
         footnotes.append(text)
-    return Cell(None, None, footnotes.index(text) + 1)
+    return footnotes.index(text) + 1

@@ -91,6 +91,8 @@ def _cell_text(cell: Cell, best: bool, color: bool) -> Text:
     text = Text(f"{cell.rate:,.0f}", style=BEST_STYLE if best else "")
     if cell.stats is not None and cell.stats.count > 1:
         text.append(f" ±{cell.stats.relative_stddev:.0%}", style="dim")
+    if cell.footnote is not None:
+        text.append(f" [{cell.footnote}]", style="dim")
     if best and not color:
         # Without styles, a mark is the only way to point at the best value.
         text.append(" *")

@@ -132,6 +132,12 @@ def prepare_to_open(database_factory: Any, client_label: str) -> None:
         kind.prepare_process(factory)
 
 
+def before_repetition(database_factory: Any) -> None:
+    """Untimed, in the runner's process, around populate (see StorageKind.before_repetition)."""
+    for factory in storage_factories(database_factory):
+        kind_of_factory(factory).before_repetition(factory)
+
+
 def pack_backups(database_factory: Any) -> list[str]:
     """Files a pack would replace, embedded servers' storages included."""
     return [

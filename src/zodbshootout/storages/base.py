@@ -30,6 +30,56 @@ TRACE_SUFFIX = ".trace"
 PINGS = 7
 
 
+#: Bytes a cached object takes beyond its payload: its pickle's class
+#: reference and state, its entry in the container's pickle, the cache's
+#: own record.  An estimate, on the generous side.
+OBJECT_OVERHEAD_BYTES = 256
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class CacheWorkload:
+    """What the caches of one process must hold (see zodbshootout.cache_sizing).
+
+    readers: the workers that read through one client cache (c with one DB
+    shared by threads, else 1), *object_count* objects each.
+    """
+
+    object_count: int
+    object_size_bytes: int
+    readers: int = 1
+
+    @property
+    def pickle_cache_objects(self) -> int:
+        """A connection's objects: N, the root, the tool's mapping and the
+        worker's container, and a BTree container's buckets (at least 15
+        objects each): a tenth more."""
+        return self.object_count + self.object_count // 10 + 100
+
+    @property
+    def object_bytes(self) -> int:
+        """Estimated bytes one object takes in a client cache."""
+        return self.object_size_bytes + OBJECT_OVERHEAD_BYTES
+
+    @property
+    def data_bytes(self) -> int:
+        """Estimated bytes of the objects read through one client cache."""
+        return self.readers * self.object_count * self.object_bytes
+
+    @property
+    def client_cache_bytes(self) -> int:
+        """The client cache size to give: twice the data, plus a MiB for the rest."""
+        return 2 * self.data_bytes + MIB
+
+
+def smaller_than_data_note(cache: str, size_bytes: int, workload: CacheWorkload) -> str:
+    """The note for a client cache the configuration made smaller than the data."""
+    return (
+        f"the {cache} of {size_bytes / MIB:.0f} MB set in the configuration is smaller than "
+        f"the ~{workload.data_bytes / MIB:.0f} MB of objects read: hot may measure the server"
+    )
+
+
 @dataclass(frozen=True)
 class ProcessLimit:
     """How many worker processes may share a storage, and why no more.
@@ -94,8 +144,13 @@ class StorageKind:
         """How many worker processes may share the storage; None: any number."""
         return None
 
+    def size_client_cache(self, factory: Any, workload: CacheWorkload) -> list[str]:
+        """Raise the client cache *factory* opens to fit *workload*, unless the
+        configuration wrote its size; notes on a written size that is too small."""
+        return []
+
     def pack_backups(self, factory: Any) -> list[str]:
-        """Files a pack of *factory*'s storage would replace (FileStorage's ``.old``)."""
+        """Files a pack of *factory*'s storage would delete or replace (FileStorage's ``.old``)."""
         return []
 
     #: Its clients each run an asyncio loop, of which a gevent process can run one.
@@ -127,6 +182,13 @@ class StorageKind:
     def cache_hits(self, storage: Any) -> int | None:
         """Loads the client cache answered so far; None: no client cache."""
         return None
+
+    def statements(self, storage: Any, this_thread: bool) -> int | None:
+        """Requests sent to a database so far, by this process or thread; None: not counted."""
+        return None
+
+    def before_repetition(self, factory: Any) -> None:
+        """Untimed, in the runner's process, after populate and before the write stage."""
 
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]

@@ -30,9 +30,17 @@ class FileStorageKind(StorageKind):
         )
 
     def pack_backups(self, factory: Any) -> list[str]:
-        # Packing renames the previous file to PATH.old, replacing the last backup.
-        path = getattr(factory.config, "path", None)
-        return [path + ".old"] if path else []
+        # Packing deletes PATH.old (the last backup), writes PATH.pack, renames
+        # the previous file to PATH.old, and replaces BLOB_DIR.old likewise.
+        config = factory.config
+        path = getattr(config, "path", None)
+        if not path:
+            return []
+        files = [path + ".old", path + ".pack"]
+        blob_dir = getattr(config, "blob_dir", None)
+        if blob_dir:
+            files.append(blob_dir.rstrip(os.sep) + ".old")
+        return files
 
     def describe(self, storage: Any, info: dict[str, Any]) -> None:
         info["history"] = "preserving"

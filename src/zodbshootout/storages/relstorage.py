@@ -7,16 +7,21 @@ adapter gets mariadb_compat's adjustments before it opens.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
+from zodbshootout import round_trips, sqlite_planner
 from zodbshootout.storages import mariadb_compat
 from zodbshootout.storages.base import (
+    MIB,
+    CacheWorkload,
     SizeReading,
     StorageKind,
     ThreadLoadCounter,
     median_latency_seconds,
     package_version,
+    smaller_than_data_note,
 )
 
 # Object states this process read from the database, once counting is installed.
@@ -53,6 +58,13 @@ class RelStorageKind(StorageKind):
     def prepare_process(self, factory: Any) -> None:
         if type(factory).__name__ == "MySQLAdapterFactory":
             mariadb_compat.install()
+        # Before the storage connects: only connections opened later are counted.
+        round_trips.install()
+
+    def before_repetition(self, factory: Any) -> None:
+        path = sqlite_planner.database_path_of_factory(factory)
+        if path is not None and os.path.exists(path):
+            sqlite_planner.discard_planner_statistics(path)
 
     def gevent_problem(self, storage: Any) -> str | None:
         driver = storage._adapter.driver
@@ -66,6 +78,35 @@ class RelStorageKind(StorageKind):
             "'driver PyMySQL', 'driver pg8000', 'driver gevent MySQLdb' or "
             "'driver gevent psycopg2')"
         )
+
+    def size_client_cache(self, factory: Any, workload: CacheWorkload) -> list[str]:
+        if type(factory).__name__ != "RelStorageFactory":
+            return []  # the adapter's section: the sizes are the storage's
+        from relstorage.options import Options
+
+        config = factory.config
+        notes = []
+        # Unset keys are None (no ZConfig default): Options' defaults apply.
+        if config.cache_local_mb is None:
+            wanted = -(-workload.client_cache_bytes // MIB)
+            config.cache_local_mb = max(Options.cache_local_mb, wanted)
+        elif config.cache_local_mb * MIB < workload.data_bytes:
+            notes.append(
+                smaller_than_data_note(
+                    "RelStorage local cache (cache-local-mb)", config.cache_local_mb * MIB, workload
+                )
+            )
+        # Larger objects never enter the local cache: hot would read the database.
+        if config.cache_local_object_max is None:
+            config.cache_local_object_max = max(
+                Options.cache_local_object_max, workload.object_bytes
+            )
+        elif config.cache_local_object_max < workload.object_bytes:
+            notes.append(
+                f"RelStorage caches objects up to {config.cache_local_object_max} bytes "
+                "(cache-local-object-max), smaller than the objects: hot reads the database"
+            )
+        return notes
 
     def clear_client_cache(self, storage: Any) -> None:
         # load_persistent=False: a cold read must not be refilled from the
@@ -89,6 +130,9 @@ class RelStorageKind(StorageKind):
 
     def cache_hits(self, storage: Any) -> int | None:
         return int(storage._cache.local_client.stats()["hits"])
+
+    def statements(self, storage: Any, this_thread: bool) -> int | None:
+        return round_trips.in_this_thread() if this_thread else round_trips.in_process()
 
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
@@ -139,10 +183,6 @@ class RelStorageKind(StorageKind):
         driver = adapter.driver
         module_name = getattr(driver, "MODULE_NAME", None) or type(driver).__name__
         family = type(adapter).__module__.split(".")[2]  # relstorage.adapters.<family>.adapter
-        if family == "mysql":
-            applied = mariadb_compat.adjustments_applied()
-            if applied:
-                info["mariadb_adjustments"] = applied
         info["database"] = family
         info["driver"] = getattr(driver, "__name__", module_name)
         info["driver_version"] = _driver_version(module_name)
@@ -163,6 +203,8 @@ class RelStorageKind(StorageKind):
                 cursor.fetchall()
 
             info["latency_seconds"] = median_latency_seconds(ping)
+            if family == "mysql":
+                _note_mariadb_adjustments(adapter, cursor, info)
         finally:
             adapter.connmanager.close(conn, cursor)
 
@@ -184,6 +226,20 @@ class RelStorageKind(StorageKind):
                 "in the section (e.g. 'driver sqlite3') to measure that instead"
             )
         return notes
+
+
+def _note_mariadb_adjustments(adapter: Any, cursor: Any, info: dict[str, Any]) -> None:
+    """Record mariadb_compat's adjustments for this server in *info*.
+
+    RelStorage asks its upsert question lazily, at the first commit; asking
+    it here makes the adjustment known (and noted) before anything is written.
+    """
+    detector = getattr(adapter, "version_detector", None)
+    if detector is not None:
+        detector.requires_values_upsert_alias(cursor)
+    applied = mariadb_compat.adjustments_applied()
+    if applied:
+        info["mariadb_adjustments"] = applied
 
 
 # -- cache traces (--cache-trace) --

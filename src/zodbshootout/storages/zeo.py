@@ -14,14 +14,17 @@ from typing import Any
 
 from ZODB.utils import z64
 
+from zodbshootout.config_keys import written
 from zodbshootout.embedded_zeo import EmbeddedZEO
 from zodbshootout.storages.base import (
     TRACE_SUFFIX,
+    CacheWorkload,
     SizeReading,
     StorageKind,
     ThreadLoadCounter,
     median_latency_seconds,
     package_version,
+    smaller_than_data_note,
     zodb_config_factory,
 )
 from zodbshootout.storages.filestorage import file_length
@@ -53,6 +56,14 @@ class ZEOKind(StorageKind):
         if getattr(config, "client", None):
             base = config.__dict__.setdefault("_zodbshootout_client_base", config.client)
             config.client = f"{base}-{label}"
+
+    def size_client_cache(self, factory: Any, workload: CacheWorkload) -> list[str]:
+        config = factory.config
+        if not written(config, "cache-size"):
+            config.cache_size = max(config.cache_size, workload.client_cache_bytes)
+        elif config.cache_size < workload.data_bytes:
+            return [smaller_than_data_note("ZEO cache (cache-size)", config.cache_size, workload)]
+        return []
 
     def clear_client_cache(self, storage: Any) -> None:
         storage._cache.clear()
