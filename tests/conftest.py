@@ -100,16 +100,22 @@ def data_dir(tmp_path, monkeypatch):
     return str(path)
 
 
-@pytest.fixture
-def postgresql_dsn():
-    """A DSN of a fresh PostgreSQL database for this test, dropped afterwards."""
+def postgresql_admin():
+    """An autocommit connection as the superuser; skips when there is no server or driver."""
     require_server("postgresql")
     psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is not installed")
-    name = f"zodbshootout_t{os.getpid()}"
     admin = psycopg2.connect(
         host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres", dbname="postgres"
     )
     admin.autocommit = True
+    return admin
+
+
+@pytest.fixture
+def postgresql_dsn():
+    """A DSN of a fresh PostgreSQL database for this test, dropped afterwards."""
+    name = f"zodbshootout_t{os.getpid()}"
+    admin = postgresql_admin()
     with admin.cursor() as cursor:
         cursor.execute(f"DROP DATABASE IF EXISTS {name}")
         cursor.execute(f"CREATE DATABASE {name}")

@@ -4,8 +4,9 @@ Two parsers share this module:
 
 - the run, ``zodbshootout CONFIG [PHASE...] [options]``, as it has always
   been (:func:`build_parser`);
-- the subcommands on saved runs, ``zodbshootout show|compare|plot|export|history
-  ...``, argparse subparsers of one parser (:func:`build_subcommand_parser`).
+- the subcommands on saved runs and cache traces, ``zodbshootout
+  show|compare|plot|export|history|cachesim ...``, argparse subparsers of one
+  parser (:func:`build_subcommand_parser`).
 
 A first word that names a subcommand selects it; a configuration file with
 such a name is run by writing it as a path (``zodbshootout ./show``).  The
@@ -21,6 +22,7 @@ import os
 from collections.abc import Sequence
 from typing import NoReturn
 
+from zodbshootout import cachesim
 from zodbshootout.concurrency import SHARED, SHARINGS
 from zodbshootout.config import DATA_DIR_VARIABLE
 from zodbshootout.errors import UsageError
@@ -50,6 +52,7 @@ SUBCOMMAND_SUMMARIES = {
     "export": "Write a saved run as a pyperf benchmark suite (for pyperf compare_to, stats, hist).",
     "history": "Print a table of saved runs (a --save-to directory or files): one row "
     "per cell, one column per run, values in objects per second.",
+    "cachesim": cachesim.DESCRIPTION,
 }
 SUBCOMMANDS = tuple(SUBCOMMAND_SUMMARIES)
 
@@ -331,6 +334,22 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
         help="store each object as a ZODB blob and read its file back (needs blob-dir "
         "in the storage section, see etc/blobs.conf)",
     )
+    parser.add_argument(
+        "--index-entries",
+        metavar="K",
+        type=int,
+        default=DEFAULTS.index_entries,
+        help="keep K BTree index entries per object (OOBTrees of derived keys), written in "
+        "the same transaction as add and update; the table adds index keys/s "
+        "(the container entry plus K per object)",
+    )
+    parser.add_argument(
+        "--cache-trace",
+        metavar="DIR",
+        help="write ZEO's and RelStorage's own client-cache traces to DIR, one per worker "
+        "process and stage (rates then include the tracing); replay them at other cache "
+        "sizes with 'zodbshootout cachesim DIR'",
+    )
 
 
 # --- The subcommands -------------------------------------------------------------
@@ -429,6 +448,8 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
         help="table (aligned text, default), markdown, csv or json",
     )
     _add_aggregate(history, "the newest run")
+
+    cachesim.add_arguments(add("cachesim"))
 
     quiet_help = {
         "show": "don't repeat the warning about noisy cells",

@@ -3,10 +3,11 @@
 The arguments are defined in :mod:`zodbshootout.arguments`, the exit codes
 in :mod:`zodbshootout.errors`.  Only this module and
 :mod:`zodbshootout.subcommands` (the outputs and the show/compare/plot/
-export/history subcommands) print.  The table goes to stdout,
-progress and errors to stderr.  Exit codes: 0 every cell measured, 1 some cells failed (each says
-why), 2 nothing could be run (bad usage, configuration or environment),
-130/143 interrupted by SIGINT/SIGTERM (what was measured is still printed).
+export/history subcommands) print.  The table goes to stdout, progress and
+errors to stderr.  Exit codes: 0 every cell measured, 1 some cells failed
+(each says why) or a result file could not be saved, 2 nothing could be run
+(bad usage, configuration or environment), 130/143 interrupted by
+SIGINT/SIGTERM (what was measured is still printed).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def _mode_options(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads or DEFAULTS.threads,
         "btrees": args.btrees,
         "blobs": args.blobs,
+        "index_entries": args.index_entries,
+        "cache_trace_dir": os.path.abspath(args.cache_trace) if args.cache_trace else None,
     }
 
 
@@ -163,6 +166,25 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise UsageError(str(e)) from None
 
 
+def refuse_unmeasurable(config: Any, options: RunOptions) -> None:
+    """A UsageError when no database can be measured in this mode at any concurrency.
+
+    E.g. only MappingStorage and DemoStorage in process mode: their data
+    lives in one process's memory, whatever -c is.  When a database could
+    be measured at another -c (FileStorage with -c 2), or another database
+    can be, the cells that can't fail with a footnote instead.
+    """
+    from zodbshootout.concurrency import mode_problem
+
+    problems = [
+        (name, mode_problem(options.mode, options.threads, 1, factory))
+        for name, factory in config.databases.items()
+    ]
+    if problems and all(problem for _name, problem in problems):
+        name, problem = problems[0]
+        raise UsageError(f"nothing can be measured: {name}: {problem}")
+
+
 @contextlib.contextmanager
 def data_directory() -> Iterator[str]:
     """Where embedded databases live: $ZODBSHOOTOUT_DATA, or a temporary directory."""
@@ -190,6 +212,10 @@ def format_progress(event: ProgressEvent) -> str:
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C but with its own exit code."""
+
+
+def _raise_terminated(_signum: int, _frame: Any) -> None:
+    raise _Terminated()
 
 
 @contextlib.contextmanager
@@ -287,16 +313,21 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
     if argv and argv[0] in SUBCOMMANDS:
         return main_subcommand(argv)
     args = None
+    # SIGTERM from here on unwinds like Ctrl-C, so the temporary data
+    # directory is removed whenever it comes (the run installs its own handler).
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
         args = build_parser().parse_intermixed_args(bind_optional_values(argv))
         if args.debug:
             enable_debug_log()
         options = options_from_args(args)
-        if options.profile_dir:
-            os.makedirs(options.profile_dir, exist_ok=True)
+        for directory in (options.profile_dir, options.cache_trace_dir):
+            if directory:
+                os.makedirs(directory, exist_ok=True)
         with data_directory() as data_dir:
             config = load_config(args.config, data_dir)
+            refuse_unmeasurable(config, options)
             options = _confirm_zaps(args, options, config.names)
             diagnostics.configure_logging(options.log, find_secrets(config.source.text))
             outputs = RunOutputs(args)
@@ -304,12 +335,18 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
         outputs.finish(result)
     except (UsageError, ConfigError, OSError) as e:
         return report_error(e, args)
+    except _Terminated:
+        return EXIT_SIGTERM
     except KeyboardInterrupt:
         # Interrupted before or after the run itself: nothing to show.
         return EXIT_SIGINT
     except Exception as e:
         return report_error(e, args, internal=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
     code = exit_code(result)
+    if outputs.save_failed and code == EXIT_OK:
+        code = EXIT_CELLS_FAILED  # measured, but the file asked for is not there
     if code == EXIT_USAGE:
         for line in format_setup_errors(result):
             print(line, file=sys.stderr)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import io
 import os
 import pathlib
+import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,11 @@ import ZConfig
 from zodbshootout.config_keys import install_key_recording
 
 DATA_DIR_VARIABLE = "ZODBSHOOTOUT_DATA"
+
+#: How deep sections may nest.  Real configurations need 4 (a DemoStorage
+#: over a base inside <zodb>); ZODB names a nested DemoStorage after the repr
+#: of its base's name, which doubles at every level: 40 levels took 15 GB.
+MAX_SECTION_DEPTH = 12
 
 _SCHEMA_TEXT = """\
 <schema>
@@ -104,6 +111,8 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
     """
     if source.data_dir:
         os.environ[DATA_DIR_VARIABLE] = source.data_dir
+    check_includes(source.text, source.url)
+    check_nesting(source.text, source.url)
     # So that caches are sized only where the text left them alone (cache_sizing).
     install_key_recording()
     try:
@@ -112,10 +121,69 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
         )
     except ZConfig.ConfigurationError as e:
         raise ConfigError(_describe(e, source)) from None
+    except (UnicodeDecodeError, RecursionError) as e:
+        # What check_includes could not see (an include named through a %define).
+        reason = "is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else "nests too deeply"
+        raise ConfigError(f"{source.path}: an included file {reason}") from None
     databases: dict[str, Any] = {}
     for factory in root.databases:
         databases[factory.name] = factory
     return LoadedConfig(source=source, databases=databases)
+
+
+_INCLUDE = re.compile(r"^[ \t]*%include[ \t]+(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def check_includes(text: str, url: str, chain: tuple[str, ...] = ()) -> None:
+    """A ConfigError naming file and line for an ``%include`` loop or a binary include.
+
+    ZConfig itself would recurse until Python gives up, or fail to decode.
+    Includes whose name holds a ``$`` substitution are left to ZConfig.
+    """
+    chain = (*chain, url)
+    for match in _INCLUDE.finditer(text):
+        target = match.group(1)
+        if "$" in target:
+            continue
+        included = urllib.parse.urljoin(url, target)
+        if not included.startswith("file://"):
+            continue
+        where = f"{_path(url)}:{text.count(chr(10), 0, match.start()) + 1}"
+        if included in chain:
+            loop = [*chain[chain.index(included) :], included]
+            raise ConfigError(f"{where}: %include loop: {' includes '.join(map(_path, loop))}")
+        try:
+            included_text = pathlib.Path(_path(included)).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(
+                f"{where}: the included file {_path(included)} is not UTF-8 text"
+            ) from None
+        except OSError:
+            continue  # missing or unreadable: ZConfig says so, with the line
+        check_includes(included_text, included, chain)
+
+
+_SECTION_TAG = re.compile(r"^[ \t]*<(/?)[^<>]*?(/?)>[ \t]*$", re.MULTILINE)
+
+
+def check_nesting(text: str, url: str) -> None:
+    """A ConfigError naming the line where sections nest deeper than MAX_SECTION_DEPTH."""
+    depth = 0
+    for tag in _SECTION_TAG.finditer(text):
+        closing, empty = tag.group(1), tag.group(2)
+        if closing:
+            depth -= 1
+        elif not empty:
+            depth += 1
+        if depth > MAX_SECTION_DEPTH:
+            line = text.count("\n", 0, tag.start()) + 1
+            raise ConfigError(
+                f"{_path(url)}:{line}: sections nested more than {MAX_SECTION_DEPTH} deep"
+            )
+
+
+def _path(url: str) -> str:
+    return urllib.parse.unquote(url.removeprefix("file://"))
 
 
 def _describe(error: ZConfig.ConfigurationError, source: ConfigSource) -> str:

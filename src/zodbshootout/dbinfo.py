@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from zodbshootout import storages
-from zodbshootout.config import ConfigSource
+from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.redact import redact
 from zodbshootout.storage import open_database
 from zodbshootout.storages.base import median_latency_seconds
+from zodbshootout.storagesize import storage_size
 
 __all__ = [
     "database_notes",
@@ -67,6 +68,13 @@ def _versions(info: dict[str, Any]) -> list[str]:
 
 def format_description(name: str, info: dict[str, Any]) -> str:
     """One readable line for ``-v``."""
+    if info.get("kind") == "rawkv":
+        return _floor_description(name, info)
+    return _database_description(name, info)
+
+
+def _database_description(name: str, info: dict[str, Any]) -> str:
+    """The ``-v`` line of a ZODB database: server, driver, history, caches, latency."""
     parts = []
     if "database" in info:
         parts.append(str(info["database"]))
@@ -86,6 +94,25 @@ def format_description(name: str, info: dict[str, Any]) -> str:
     return f"{name}: " + ", ".join(parts)
 
 
+def _floor_description(name: str, info: dict[str, Any]) -> str:
+    """The ``-v`` line of a ``<rawkv>`` floor (see rawkv.floor.describe)."""
+    version = info.get("library_version")
+    library = f"{info['backend']} {version}" if version else info["backend"]
+    sync = "sync" if info.get("sync") else "no sync"
+    return f"{name}: raw key-value floor, {library}, {sync}, {info['path']}"
+
+
+def _size_description(db: Any, factory: Any) -> dict[str, Any]:
+    """How the storage's size is read for bytes/object, or why it can't be (see storagesize)."""
+    try:
+        reading = storage_size(db, factory)
+    except Exception as e:
+        return {"unknown": f"its size could not be read: {type(e).__name__}: {e}"}
+    if reading.size_bytes is None:
+        return {"unknown": reading.reason}
+    return {"method": reading.method}
+
+
 def probe_database(
     source: ConfigSource,
     name: str,
@@ -98,6 +125,7 @@ def probe_database(
     try:
         info = describe_database(db)
         notes = database_notes(db, name, info, gevent_mode)
+        info["size"] = _size_description(db, parse_source(source).databases[name])
     finally:
         db.close()
     if "probe_error" in info:

@@ -14,7 +14,10 @@ first repetition and outside any timing (:func:`prepare_database`):
    ``root['zodbshootout']['filler']``, written in batches of commits and
    kept between repetitions and runs (only the shortfall is written).
 4. ``--pack``: pack to the current time.  Storages without a pack (or whose
-   pack refuses, e.g. DemoStorage over a base) are reported in a note.
+   pack refuses, e.g. DemoStorage over a base) are reported in a note.  A
+   FileStorage is not packed when a file its pack would delete or replace
+   (``PATH.old``, ``PATH.pack``) exists, in whatever directory: the tool
+   did not make it.  The backup its own pack makes is removed.
 
 Before every repetition :func:`fill_for_repetition` resets the workers'
 containers and the extra benchmarks' shared objects.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +36,7 @@ from typing import Any
 import transaction
 from BTrees.LOBTree import LOBTree
 
-from zodbshootout import benchmarks, storages
+from zodbshootout import benchmarks, indexes, storages
 from zodbshootout.config import LoadedConfig
 from zodbshootout.dbinfo import probe_database
 from zodbshootout.errors import UsageError
@@ -212,19 +216,35 @@ def pack(db: Any) -> str | None:
     return None
 
 
-def pack_would_replace(database_factory: Any, data_dir: str) -> list[str]:
-    """``PATH.old`` files outside *data_dir* that packing would overwrite.
+def pack_would_replace(database_factory: Any) -> list[str]:
+    """The files packing would delete or replace that exist already.
 
-    FileStorage's pack replaces ``PATH.old`` (its previous pack's backup):
-    a file the tool must not delete unless it is in the tool's own data
-    directory or the user named the database with --zap.
+    Whatever directory they are in (a data directory the user chose holds
+    the user's files), the tool did not make them, so it must not touch them.
     """
-    ours = os.path.join(os.path.abspath(data_dir), "") if data_dir else None
-    return [
-        path
-        for path in storages.pack_backups(database_factory)
-        if os.path.exists(path) and not (ours and os.path.abspath(path).startswith(ours))
-    ]
+    return [path for path in storages.pack_backups(database_factory) if os.path.lexists(path)]
+
+
+def pack_own_files(db: Any, database_factory: Any) -> str | None:
+    """Pack *db* unless that would replace a file the tool did not make.
+
+    Returns None on success, else why it was not packed.  The backup the
+    pack leaves (FileStorage's ``PATH.old``) is the tool's own: it is
+    removed, so that the next run can pack again and nothing is left behind.
+    """
+    existing = pack_would_replace(database_factory)
+    if existing:
+        return (
+            f"packing would replace {existing[0]}, which zodbshootout did not make; move "
+            "it away, or name the database with --zap"
+        )
+    problem = pack(db)
+    for path in storages.pack_backups(database_factory):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
+    return problem
 
 
 def prepare_database(
@@ -269,9 +289,8 @@ def prepare_database(
             filler = {"present": filler_count(db), "written": written}
         if options.pack:
             report("packing (--pack)")
-            problem = None if zapping else _pack_problem(config, name)
-            if problem is None:
-                problem = pack(db)
+            # With --zap the user allowed erasing everything, backups included.
+            problem = pack(db) if zapping else pack_own_files(db, config.databases[name])
             if problem:
                 note(f"{name}: not packed: {problem}")
     finally:
@@ -279,19 +298,12 @@ def prepare_database(
     return filler
 
 
-def _pack_problem(config: LoadedConfig, name: str) -> str | None:
-    """Why --pack must not pack *name* (not named with --zap), or None."""
-    backups = pack_would_replace(config.databases[name], config.source.data_dir)
-    if backups:
-        return (
-            f"packing would replace {backups[0]} (the backup FileStorage kept at its "
-            f"last pack); move it away, or name the database with --zap {name}"
-        )
-    return None
-
-
 def repetition_filler(
-    concurrency: int, count: int, phases: tuple[str, ...], btrees: str | None
+    concurrency: int,
+    count: int,
+    phases: tuple[str, ...],
+    btrees: str | None,
+    index_entries: int = 0,
 ) -> Callable[[Any], None]:
     """:func:`fill_for_repetition` for one cell, as a picklable ``fill(db)``."""
     return functools.partial(
@@ -300,6 +312,7 @@ def repetition_filler(
         count=count,
         phases=phases,
         container_factory=container_factory(btrees),
+        index_entries=index_entries,
     )
 
 
@@ -309,14 +322,18 @@ def fill_for_repetition(
     count: int,
     phases: tuple[str, ...],
     container_factory: Any,
+    index_entries: int = 0,
 ) -> None:
-    """Reset the workers' containers and the benchmarks' shared objects (picklable by name).
+    """Reset the workers' containers, their indexes and the benchmarks' shared objects.
 
     Runs before every repetition, in the process where the session's
-    workers will find the data (a gevent session's child for MappingStorage).
+    workers will find the data (a gevent session's child for MappingStorage);
+    picklable by name.
     """
     populate(db, concurrency, container_factory)
     benchmarks.setup(db, list(phases), concurrency, count)
+    with connection_in_transaction(db) as conn:
+        indexes.setup(conn.root()[ROOT_KEY], concurrency, index_entries)
 
 
 def set_up_database(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import io
 import logging
+import pathlib
 import sys
 import threading
 from collections import Counter
@@ -73,6 +74,14 @@ def parse_log_option(value: str) -> LogSetup:
             f"--log {value}: not a level ({', '.join(_LEVELS)}) "
             f"nor a readable ZConfig logging file: {e.strerror}"
         ) from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--log {value}: the file is not UTF-8 text") from None
+    from zodbshootout.config import ConfigError, check_includes
+
+    try:
+        check_includes(text, pathlib.Path(value).resolve().as_uri())
+    except ConfigError as e:
+        raise UsageError(f"--log {value}: {e}") from None
     setup = LogSetup(config_text=text, config_url=value)
     _load_logging_config(setup)
     return setup

@@ -25,18 +25,36 @@ _PACKAGE_FOR_MODULE = {
 }
 
 
+# The extra that installs the drivers of a database RelStorage found none for.
+_DATABASE_FOR_EXTRA = {"postgresql": "PostgreSQL", "mysql": "MySQL", "memcache": "memcached"}
+
+
 def extra_for_module(module: str) -> str | None:
     """The install extra that provides *module*, if it is one we know."""
     return _EXTRA_FOR_MODULE.get(module.split(".")[0])
 
 
+def install_hint(extra: str) -> str:
+    """How to install an extra: zodbshootout is installed from a checkout, not from PyPI."""
+    return f"pip install '.[{extra}]' in the zodbshootout checkout"
+
+
 def describe_open_error(error: BaseException) -> str:
     """One line saying why a database could not be opened, and what to do."""
     missing = _missing_module(error)
+    if missing == "auto":
+        # RelStorage chose the driver itself and found none installed.
+        extra = _extra_of_candidates(error)
+        if extra:
+            return (
+                f"no {_DATABASE_FOR_EXTRA[extra]} driver is installed: {install_hint(extra)}, "
+                "or name an installed driver in the section"
+            )
+        return "no driver for this database is installed: name an installed one in the section"
     if missing:
         extra = extra_for_module(missing)
         if extra:
-            hint = f"pip install '.[{extra}]' in the zodbshootout checkout"
+            hint = install_hint(extra)
         else:
             package = _PACKAGE_FOR_MODULE.get(missing.split(".")[0], missing)
             hint = f"pip install {package}, or name an installed driver in the section"
@@ -77,6 +95,18 @@ def _hint_for(message: str) -> str:
         if any(needle in lowered for needle in needles):
             return f" ({hint})"
     return ""
+
+
+def _extra_of_candidates(error: BaseException) -> str | None:
+    """The extra that installs one of the drivers RelStorage tried (``Module: 'X'``)."""
+    current: BaseException | None = error
+    while current is not None:
+        for module in re.findall(r"Module: '([\w.]+)'", str(current)):
+            extra = extra_for_module(module)
+            if extra:
+                return extra
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _missing_module(error: BaseException) -> str | None:

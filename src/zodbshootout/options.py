@@ -23,6 +23,29 @@ SHARED = "shared"
 UNIQUE = "unique"
 SHARINGS = (SHARED, UNIQUE)
 
+# Limits: values beyond them cannot finish or fit on any machine this tool
+# targets, so they are refused before anything starts (exit code 2).
+
+#: -n: a worker builds its whole transaction of N objects in memory, and the
+#: storage buffers it again to commit it.
+MAX_OBJECT_COUNT = 1_000_000
+#: -c: every worker is a process (or thread) with its own connection; beyond
+#: this, start-up alone outlasts any phase, memory runs out (some 50 MB per
+#: process), and servers refuse the connections (PostgreSQL allows 100 by default).
+MAX_CONCURRENCY = 256
+#: -r: more repetitions add nothing to the statistics, only hours.
+MAX_REPETITIONS = 1000
+#: -s: one object's payload; larger records belong in blobs of their own.
+MAX_OBJECT_SIZE_BYTES = 100_000_000
+#: -n times -s: the payload one worker holds in memory for its transaction.
+MAX_TRANSACTION_BYTES = 1_000_000_000
+#: --min-objects: filler objects written once into the database.
+MAX_MIN_OBJECTS = 100_000_000
+#: --min-objects times -s: the filler's size in the database.
+MAX_FILLER_BYTES = 100_000_000_000
+#: --timeout: a week; the system's timers overflow not far beyond.
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600.0
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -56,6 +79,9 @@ class RunOptions:
     threads: str = SHARED  # threads and gevent: one DB for all (shared) or each (unique)
     btrees: str | None = None  # --btrees: "IO" or "OO" containers instead of PersistentMapping
     blobs: bool = False  # --blobs: the measured objects are ZODB blobs
+    # Insight beyond the rates (see cachetrace, indexes, insight).
+    cache_trace_dir: str | None = None  # --cache-trace: client cache traces land here
+    index_entries: int = 0  # --index-entries: BTree index entries kept per object
     fault: Fault | None = None  # tests only: a worker that fails on purpose (see faults)
 
     def __post_init__(self) -> None:
@@ -73,6 +99,7 @@ class RunOptions:
         found.extend(_repetition_problems(self))
         if self.object_size_bytes < MIN_OBJECT_SIZE_BYTES:
             found.append(f"the object size must be at least {MIN_OBJECT_SIZE_BYTES} bytes")
+        found.extend(_limit_problems(self))
         unknown = [p for p in self.phases if p not in ALL_PHASES]
         if unknown:
             found.append(
@@ -83,6 +110,7 @@ class RunOptions:
         if not self.phases:
             found.append("select at least one phase")
         found.extend(_workload_problems(self))
+        found.extend(_insight_problems(self))
         if self.aggregate not in AGGREGATES:
             found.append(f"unknown aggregate {self.aggregate!r}; choose from mean, min")
         if not self.timeout_seconds > 0:
@@ -100,6 +128,52 @@ class RunOptions:
         return [p for p in ALL_PHASES if p in self.phases]
 
 
+def _insight_problems(options: RunOptions) -> list[str]:
+    """What is wrong with --index-entries and --cache-trace."""
+    found = []
+    if options.index_entries < 0:
+        found.append("--index-entries must be a whole number of at least 0")
+    if options.cache_trace_dir is not None and options.mode != PROCESSES:
+        found.append("--cache-trace traces worker processes; run without --threads/--gevent")
+    return found
+
+
+def _limit_problems(options: RunOptions) -> list[str]:
+    """Values too large to finish or fit (see the MAX_ constants for why)."""
+    found = []
+    largest_count = max(options.object_counts, default=0)
+    if largest_count > MAX_OBJECT_COUNT:
+        found.append(
+            f"-n takes at most {MAX_OBJECT_COUNT:,} objects per worker (each worker holds "
+            "its transaction in memory); measure larger databases with --min-objects"
+        )
+    if max(options.concurrencies, default=0) > MAX_CONCURRENCY:
+        found.append(
+            f"-c takes at most {MAX_CONCURRENCY} workers (each is a process or thread "
+            "with its own connection; more would not start, fit in memory, or be accepted "
+            "by a database server)"
+        )
+    if options.repetitions > MAX_REPETITIONS:
+        found.append(f"-r takes at most {MAX_REPETITIONS} repetitions")
+    if options.object_size_bytes > MAX_OBJECT_SIZE_BYTES:
+        found.append(f"-s takes at most {MAX_OBJECT_SIZE_BYTES:,} bytes per object")
+    elif largest_count * options.object_size_bytes > MAX_TRANSACTION_BYTES:
+        found.append(
+            f"the objects per worker times the object size (-n × -s) may be at most "
+            f"{MAX_TRANSACTION_BYTES:,} bytes: a worker holds its transaction in memory"
+        )
+    if options.timeout_seconds > 0 and not options.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        found.append(f"--timeout takes at most {MAX_TIMEOUT_SECONDS:,.0f} seconds (a week)")
+    if options.min_objects > MAX_MIN_OBJECTS:
+        found.append(f"--min-objects takes at most {MAX_MIN_OBJECTS:,} objects")
+    elif options.min_objects * options.object_size_bytes > MAX_FILLER_BYTES:
+        found.append(
+            f"--min-objects times the object size (-s) may be at most {MAX_FILLER_BYTES:,} "
+            "bytes of filler"
+        )
+    return found
+
+
 def _repetition_problems(options: RunOptions) -> list[str]:
     """What is wrong with -r, --precision and --max-time."""
     found = []
@@ -107,8 +181,11 @@ def _repetition_problems(options: RunOptions) -> list[str]:
         found.append("repetitions must be at least 1")
     if options.precision is not None and not 0 < options.precision < 1:
         found.append("--precision must be a percentage above 0 and below 100")
-    if not options.max_time_seconds > 0:
-        found.append("--max-time must be a positive number of seconds")
+    if not 0 < options.max_time_seconds <= MAX_TIMEOUT_SECONDS:
+        found.append(
+            f"--max-time must be a positive number of seconds, at most "
+            f"{MAX_TIMEOUT_SECONDS:,.0f} (a week)"
+        )
     return found
 
 

@@ -32,6 +32,7 @@ class WorkerScope:
     object_count: int
     object_size_bytes: int
     blobs: bool = False  # --blobs: the objects are ZODB blobs (see zodbshootout.blobs)
+    index_entries: int = 0  # --index-entries: index entries kept per object (see indexes)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from typing import Any
 
 import transaction
 
-from zodbshootout import benchmarks, blobs, caches
-from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
+from zodbshootout import benchmarks, blobs, caches, indexes
+from zodbshootout.objects import ADDED, UPDATED, BenchmarkObject, check_payloads, make_payloads
 from zodbshootout.phase_record import (
     PICKLE,
     READ,
@@ -55,39 +55,85 @@ class Step:
     timed: bool = True
 
 
-def _prepare_add(scope: WorkerScope) -> list[bytes]:
+@dataclass(frozen=True)
+class Writes:
+    """What a write phase writes, all made before the barrier."""
+
+    payloads: list[bytes]
+    index_keys: list[indexes.ObjectKeys]  # per object; empty without --index-entries
+    old_index_keys: list[indexes.ObjectKeys]  # update: the keys add wrote
+
+
+def _writes(scope: WorkerScope, generation: int) -> Writes:
+    payloads = make_payloads(scope.worker, scope.object_count, generation, scope.object_size_bytes)
+    if not scope.index_entries:
+        return Writes(payloads, [], [])
+
+    def keys(of: int) -> list[indexes.ObjectKeys]:
+        return indexes.derived_keys(scope.worker, scope.object_count, of, scope.index_entries)
+
+    return Writes(payloads, keys(generation), keys(ADDED) if generation != ADDED else [])
+
+
+def _prepare_add(scope: WorkerScope) -> Writes:
     if scope.blobs:
         blobs.require_blob_support(scope.db)
-    return make_payloads(scope.worker, scope.object_count, 0, scope.object_size_bytes)
+    return _writes(scope, ADDED)
 
 
-def _prepare_update(scope: WorkerScope) -> list[bytes]:
-    return make_payloads(scope.worker, scope.object_count, UPDATED, scope.object_size_bytes)
+def _prepare_update(scope: WorkerScope) -> Writes:
+    return _writes(scope, UPDATED)
 
 
-def _add(scope: WorkerScope, payloads: list[bytes]) -> None:
+def _add(scope: WorkerScope, writes: Writes) -> None:
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     container = container_of(conn, scope.worker)
     make = blobs.new_blob if scope.blobs else BenchmarkObject
-    for index, payload in enumerate(payloads):
+    for index, payload in enumerate(writes.payloads):
         container[index] = make(payload)
+    if writes.index_keys:
+        indexes.add_entries(conn, scope.worker, writes.index_keys)
     tm.commit()
     conn.close()
 
 
-def _update(scope: WorkerScope, payloads: list[bytes]) -> None:
+def _update(scope: WorkerScope, writes: Writes) -> None:
     tm = transaction.TransactionManager()
     conn = scope.db.open(transaction_manager=tm)
     container = container_of(conn, scope.worker)
     if scope.blobs:
-        for index, payload in enumerate(payloads):
+        for index, payload in enumerate(writes.payloads):
             blobs.rewrite_blob(container[index], payload)
     else:
-        for index, payload in enumerate(payloads):
+        for index, payload in enumerate(writes.payloads):
             container[index].payload = payload
+    if writes.index_keys:
+        indexes.move_entries(conn, scope.worker, writes.old_index_keys, writes.index_keys)
     tm.commit()
     conn.close()
+
+
+def _check_added(scope: WorkerScope, _outcome: Any) -> None:
+    if scope.index_entries:
+        _check_index_entries(scope, ADDED)
+
+
+def _check_updated(scope: WorkerScope, _outcome: Any) -> None:
+    if scope.index_entries:
+        _check_index_entries(scope, UPDATED)
+
+
+def _check_index_entries(scope: WorkerScope, generation: int) -> None:
+    """Untimed: the worker's indexes hold exactly the entries of *generation*."""
+    keys = indexes.derived_keys(scope.worker, scope.object_count, generation, scope.index_entries)
+    tm = transaction.TransactionManager()
+    conn = scope.db.open(transaction_manager=tm)
+    try:
+        indexes.check_entries(conn, scope.worker, keys)
+    finally:
+        tm.abort()
+        conn.close()
 
 
 def _read_objects(conn: Any, scope: WorkerScope, prefetch: bool = False) -> list[bytes]:
@@ -185,8 +231,8 @@ def _check_update(scope: WorkerScope, read: list[bytes]) -> None:
 
 
 _CLASSIC = (
-    Phase("add", WRITE, _add, prepare=_prepare_add),
-    Phase("update", WRITE, _update, prepare=_prepare_update),
+    Phase("add", WRITE, _add, prepare=_prepare_add, verify=_check_added),
+    Phase("update", WRITE, _update, prepare=_prepare_update, verify=_check_updated),
     Phase("warm", READ, _read_plain, verify=_check_update),
     Phase("cold", READ, _read_plain, clears=(PICKLE, STORAGE), verify=_check_update),
     Phase("prefetch", READ, _read_prefetched, clears=(PICKLE, STORAGE), verify=_check_update),

@@ -5,21 +5,24 @@ derived rates), the failures and notes, and the run's metadata (environment,
 options, configuration with passwords redacted, start and end times), so
 that ``show``, ``compare``, ``plot`` and ``export`` can recompute anything.
 
-:func:`save` is atomic: it writes a temporary file beside the target and
-renames it over the target, so a reader (or a run killed mid-write) never
-sees half a document.  The runner calls it after every database.
+:func:`save` is atomic (see :mod:`zodbshootout.outputfile`): a reader, or a
+run killed mid-write, never sees half a document.  The runner calls it after
+every database.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
+import math
 import sys
-import tempfile
+import types
+import typing
 from typing import Any
 
 from zodbshootout.errors import UsageError
+from zodbshootout.outputfile import check_output_target, write_atomically
+from zodbshootout.phases import ALL_PHASES
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 
 #: What the ``format`` key of every result file says.
@@ -125,9 +128,88 @@ def from_document(document: Any, source: str = "result file") -> RunResult:
             if item.name in document
         }
         fields.update(measurements=measurements, failures=failures)
-        return RunResult(**fields)
+        result = RunResult(**fields)
+        _check_result(result)
+        return result
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(f"{source} is damaged: {type(e).__name__}: {e}") from None
+
+
+def _check_result(result: RunResult) -> None:
+    """A ValueError naming the first value of the wrong type or out of range.
+
+    The renderers and statistics trust their input; a file edited by hand
+    (or by another program) must be refused here, in one line, instead.
+    """
+    _check_fields(result, "the run")
+    for index, measurement in enumerate(result.measurements):
+        _check_fields(measurement, f"measurement {index + 1}")
+        _check_fields(measurement.timing, f"measurement {index + 1}")
+        timing = measurement.timing
+        if not (math.isfinite(timing.seconds) and timing.seconds >= 0) or timing.objects < 1:
+            raise ValueError(f"measurement {index + 1} has an impossible duration or count")
+    for index, failure in enumerate(result.failures):
+        _check_fields(failure, f"failure {index + 1}")
+    _check_shape(result)
+    _check_metadata(result.metadata)
+
+
+def _check_shape(result: RunResult) -> None:
+    """Non-empty axes of positive numbers, and phases this version knows."""
+    for name in ("databases", "object_counts", "concurrencies", "phases"):
+        if not getattr(result, name):
+            raise ValueError(f"{name} is empty")
+    if min(result.object_counts + result.concurrencies + [result.repetitions]) < 1:
+        raise ValueError("a count, concurrency or repetitions is below 1")
+    unknown = [phase for phase in result.phases if phase not in ALL_PHASES]
+    if unknown:
+        raise ValueError(f"unknown phase {unknown[0]!r} (from a newer zodbshootout?)")
+
+
+def _check_metadata(metadata: dict[str, Any]) -> None:
+    for key in _METADATA_OBJECTS:
+        if not isinstance(metadata.get(key, {}), dict):
+            raise ValueError(f"metadata's {key} is not an object")
+    if not isinstance(metadata.get("environment", {}).get("python", {}), dict):
+        raise ValueError("metadata's environment.python is not an object")
+
+
+#: Metadata entries that readers look into, so they must be JSON objects.
+_METADATA_OBJECTS = ("options", "environment", "config", "databases", "filler_objects")
+
+
+def _check_fields(record: Any, where: str) -> None:
+    hints = typing.get_type_hints(type(record))
+    for item in dataclasses.fields(record):
+        value = getattr(record, item.name)
+        if item.name not in ("measurements", "failures", "timing") and not _conforms(
+            value, hints[item.name]
+        ):
+            raise ValueError(f"{where}: {item.name} is {type(value).__name__} {value!r:.40}")
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether JSON-loaded *value* fits the type *hint* (the few kinds records use)."""
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    if origin in (types.UnionType, typing.Union):
+        return any(_conforms(value, option) for option in arguments)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin in (list, tuple):
+        return isinstance(value, list | tuple) and all(
+            _conforms(item, arguments[0]) for item in value
+        )
+    if origin is dict:
+        return isinstance(value, dict) and all(
+            _conforms(k, arguments[0]) and _conforms(v, arguments[1]) for k, v in value.items()
+        )
+    return isinstance(value, hint)
 
 
 def _upgrade_version_1(document: dict[str, Any]) -> dict[str, Any]:
@@ -160,6 +242,8 @@ def loads(text: str, source: str = "result file") -> RunResult:
         document = json.loads(text)
     except json.JSONDecodeError as e:
         raise UsageError(f"{source} is not valid JSON: {e}") from None
+    except RecursionError:
+        raise UsageError(f"{source} is not a zodbshootout result file: nested too deeply") from None
     return from_document(document, source)
 
 
@@ -173,36 +257,7 @@ def save(result: RunResult, path: str) -> None:
     write_atomically(path, dumps(result))
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write *text* to a temporary file beside *path*, fsync it, and rename it over *path*.
-
-    ``-`` writes to stdout.  A failure leaves the previous file untouched and
-    no temporary file behind.
-    """
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(
-        dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
-    try:
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(handle, 0o666 & ~umask)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+__all__ = ["check_output_target", "dumps", "load", "loads", "save", "write_atomically"]
 
 
 def load(path: str) -> RunResult:
@@ -214,4 +269,6 @@ def load(path: str) -> RunResult:
             text = f.read()
     except OSError as e:
         raise UsageError(f"cannot read result file {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not a zodbshootout result file: not UTF-8 text") from None
     return loads(text, path)

@@ -38,6 +38,15 @@ class PhaseTiming:
     #: With --leaks: growth of the gc-tracked objects over the phase, by type
     #: name, plus "*total*"; None when not measured (see diagnostics).
     object_growth: dict[str, int] | None = None
+    #: Bytes the storage grew by over this phase, read untimed by worker 0
+    #: after every worker committed (write phases; see storagesize); None
+    #: for the other workers and when the size can't be read.
+    storage_growth_bytes: int | None = None
+    #: Get hits and misses of the shared cache (memcached) over this phase,
+    #: as its servers count them (all clients at once), read by worker 0;
+    #: None for the other workers and without a shared cache.
+    shared_cache_hits: int | None = None
+    shared_cache_misses: int | None = None
     #: How many times the phase's work repeated inside the sample.
     loops: int = 1
     #: Statements sent to the SQL database during the phase (RelStorage

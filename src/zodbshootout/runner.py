@@ -11,14 +11,16 @@ session of the concurrency mode.  A failure costs only the cells it concerns.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from zodbshootout import concurrency, dbstate, noise, storages
+from zodbshootout import cachetrace, concurrency, dbstate, noise, storages
 from zodbshootout.cache_sizing import configured_cache_notes
 from zodbshootout.concurrency import SessionSpec, session_spec, stage_tasks
+from zodbshootout.concurrency.processes import run_stage_in_processes
 from zodbshootout.config import LoadedConfig
 from zodbshootout.diagnostics import log_current_traceback
 from zodbshootout.errors import CellError
@@ -26,6 +28,7 @@ from zodbshootout.options import RunOptions
 from zodbshootout.phases import REGISTRY, phases_failed_with, plan_stages
 from zodbshootout.precision import round_rates
 from zodbshootout.progress import ProgressCallback, ProgressEvent, ignore_progress
+from zodbshootout.rawkv import floor, is_rawkv
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
@@ -72,15 +75,28 @@ class Runner:
             container=describe_container(options.btrees),
             blobs=options.blobs,
             stopping_rule=options.stopping_rule.as_metadata(options.warmup),
+            index_entries=options.index_entries,
+            cache_trace_dir=options.cache_trace_dir,
         )
         if options.mode != concurrency.PROCESSES:
             self._note(concurrency.warm_note(options.mode, options.threads))
+        if options.cache_trace_dir:
+            self._note(cachetrace.TIMING_NOTE)
+        floors = [name for name in self.config.names if is_rawkv(self.config.databases[name])]
         try:
             with contextlib.ExitStack() as servers:
-                ready = {name: self._set_up(servers, name) for name in self.config.names}
+                ready = {
+                    name: self._set_up(servers, name)
+                    for name in self.config.names
+                    if name not in floors
+                }
                 for count in options.object_counts:
                     for workers in options.concurrencies:
                         self._measure_level(ready, count, workers)
+            for name in floors:
+                self._measure_floor(name)
+                if self.on_database_done is not None:
+                    self.on_database_done(self.result)
         except KeyboardInterrupt:
             self.result.interrupted = True
         metadata["finished"] = time.time()
@@ -136,7 +152,9 @@ class Runner:
         assert spec.cache_workload is not None
         for note in configured_cache_notes(self.config.source, name, spec.cache_workload):
             self._note(note)
-        return spec
+        # Worker 0 reads the size for bytes/object where the probe could (see storagesize).
+        size = self.result.metadata["databases"][name].get("size", {})
+        return dataclasses.replace(spec, measure_size="method" in size)
 
     def _repeat(
         self, spec: SessionSpec, count: int, repetition: int, loops: Loops
@@ -167,7 +185,8 @@ class Runner:
         with contextlib.closing(concurrency.open_session(spec)) as session:
             report("warm-up: populate" if warmup else "populate")
             phases, btrees = tuple(self.result.phases), self.options.btrees
-            session.populate(dbstate.repetition_filler(workers, count, phases, btrees))
+            entries = self.options.index_entries
+            session.populate(dbstate.repetition_filler(workers, count, phases, btrees, entries))
             storages.before_repetition(factory)
             for stage, steps in self.stages.items():
                 if not steps:
@@ -191,6 +210,32 @@ class Runner:
                 )
         loads["after"] = noise.load_average()
         return timings
+
+    def _measure_floor(self, name: str) -> None:
+        """A <rawkv> floor: the same stages in worker processes, straight on the store.
+
+        Floors are measured after the ZODB databases, -r repetitions each
+        (no warm-up, no rounds: a raw store's stages take milliseconds).
+        """
+        section = self.config.databases[name]
+        self.result.metadata.setdefault("databases", {})[name] = floor.describe(section)
+        skipped = floor.not_applicable(self.result.phases)
+        if skipped:
+            self.result.metadata.setdefault("not_applicable", {})[name] = skipped
+
+        def record(count: int, workers: int, repetition: int, timing: PhaseTiming) -> None:
+            self.result.measurements.append(Measurement(name, workers, count, repetition, timing))
+
+        def fail(count: int, workers: int, phases: Sequence[str], reason: str) -> None:
+            self._fail(name, count, workers, tuple(phases), reason)
+
+        hooks = floor.FloorHooks(
+            functools.partial(self._report, name), record, fail, run_stage_in_processes
+        )
+        try:
+            floor.measure_floor(self.config, name, self.result.phases, self.options, hooks)
+        except CellError as e:
+            self._fail_database(name, str(e))
 
     def _report(self, name: str, count: int, workers: int, repetition: int, *event: str) -> None:
         repetitions = max(self.options.repetitions, repetition)

@@ -35,12 +35,15 @@ def open_database(
     client_label: str,
     config: LoadedConfig | None = None,
     workload: CacheWorkload | None = None,
+    cache_trace: str | None = None,
 ) -> Any:
     """Open database *name* in this process, as a worker or the runner does.
 
     *server_addresses* are those of the database's embedded ZEO servers, in
     the order of :func:`zodbshootout.storages.embedded_zeo_sections`.  With
-    *workload*, the caches are first sized for it (see cache_sizing).
+    *workload*, the caches are first sized for it (see cache_sizing).  With
+    *cache_trace*, the storage's client cache writes its trace there (see
+    zodbshootout.cachetrace).
     """
     from zodbshootout.drivers import describe_open_error
 
@@ -53,6 +56,10 @@ def open_database(
     storages.prepare_to_open(factory, client_label)
     if workload is not None:
         size_caches(factory, workload)
+    if cache_trace is not None:
+        from zodbshootout.cachetrace import trace_on_open
+
+        trace_on_open(factory, cache_trace)
     try:
         return factory.open()
     except CellError:

@@ -10,6 +10,7 @@ subcommand (their arguments are in :mod:`zodbshootout.arguments`)::
     zodbshootout plot RESULT.json... -o CHART.png [--aggregate mean|min]
     zodbshootout export RESULT.json -o PYPERF.json
     zodbshootout history DIR|RESULT.json... [--format F]
+    zodbshootout cachesim TRACE... [--sizes 64KB,1MB,20MB]
 
 and uses :class:`RunOutputs` for a run's ``-o``, ``--save-to``, ``--label``,
 ``--format`` and ``--pyperf``.
@@ -40,7 +41,9 @@ class RunOutputs:
     """The files a run writes, kept up to date as databases finish.
 
     The result file is rewritten (atomically) after every database, so an
-    interruption or a crash later keeps everything measured so far.
+    interruption or a crash later keeps everything measured so far.  A save
+    that fails makes the run fail (``save_failed``), and the message says
+    what the path holds instead: never an earlier file taken for this run's.
     """
 
     def __init__(self, args: argparse.Namespace) -> None:
@@ -48,7 +51,9 @@ class RunOutputs:
         self.pyperf: str | None = getattr(args, "pyperf", None)
         self.format: str = getattr(args, "format", None) or "csv"
         self.label: str | None = getattr(args, "label", None)
-        self.save_failed = False
+        self.save_failed = False  # a final save failed: the run fails too
+        self._warned = False  # an intermediate save failed (said once)
+        self._saved: set[str] = set()  # paths this run has written at least once
         #: The file --save-to DIR writes: named after the time the run starts, and its label.
         self.saved: str | None = None
         save_to: str | None = getattr(args, "save_to", None)
@@ -62,7 +67,7 @@ class RunOutputs:
                     raise UsageError(f"cannot create {save_to}: {e.strerror or e}") from None
             self.saved = unused_path(save_to, saved_file_name(time.time(), self.label))
         for path in (self.output, self.pyperf, self.saved):
-            _check_writable(path)
+            _check_writable(path, getattr(args, "config", None))
 
     @property
     def result_files(self) -> list[str]:
@@ -88,19 +93,18 @@ class RunOutputs:
         for path in self.result_files:
             try:
                 resultfile.save(result, path)
-            except OSError as e:
-                if not self.save_failed:
-                    print(
-                        f"zodbshootout: warning: cannot save {path}: {e.strerror or e}",
-                        file=sys.stderr,
-                    )
-                self.save_failed = True
+                self._saved.add(path)
+            except (OSError, UsageError) as e:
+                if not self._warned:
+                    print(f"zodbshootout: warning: {_save_error(path, e)}", file=sys.stderr)
+                self._warned = True
 
     def finish(self, result: RunResult) -> None:
         """Write the final files: the result (with its end time) and the pyperf suite.
 
-        A file that can't be written is reported on stderr; the table is still
-        printed, since the measurements are worth more than the file.
+        A file that can't be written is reported on stderr and sets
+        ``save_failed``; the table is still printed, since the measurements
+        are worth more than the file.
         """
         environment = result.metadata.get("environment")
         if isinstance(environment, dict):
@@ -118,10 +122,23 @@ class RunOutputs:
         for path, text in files:
             try:
                 resultfile.write_atomically(path, text)
-            except OSError as e:
+                self._saved.add(path)
+            except (OSError, UsageError) as e:
+                self.save_failed = True
                 print(
-                    f"zodbshootout: error: cannot save {path}: {e.strerror or e}", file=sys.stderr
+                    f"zodbshootout: error: {_save_error(path, e)}{self._left_at(path)}",
+                    file=sys.stderr,
                 )
+
+    def _left_at(self, path: str) -> str:
+        """What a failed save leaves at *path*, so nobody takes it for this run's result."""
+        if path in self._saved:
+            return f"; {path} holds this run's results only up to the last database saved"
+        if os.path.lexists(path):
+            return (
+                f"; {path} is left as it was: it still holds an earlier file, not this run's result"
+            )
+        return ""
 
     @property
     def table_on_stdout(self) -> bool:
@@ -129,17 +146,31 @@ class RunOutputs:
         return self.output != "-"
 
 
-def _check_writable(path: str | None) -> None:
-    """Refuse before the run, not after it, an output file that can't be written."""
+def _save_error(path: str, error: OSError | UsageError) -> str:
+    """``cannot save PATH: reason`` (a refused target says so in its own words)."""
+    if isinstance(error, UsageError):
+        return str(error)
+    return f"cannot save {path}: {error.strerror or error}"
+
+
+def _check_writable(path: str | None, config: str | None = None) -> None:
+    """Refuse before the run, not after it, an output file that can't be written.
+
+    Nor may it be the configuration file (``-o`` after the CONFIG, mistyped).
+    """
     if not path or path == "-":
         return
+    resultfile.check_output_target(path)
+    if (
+        config
+        and os.path.exists(path)
+        and os.path.exists(config)
+        and os.path.samefile(path, config)
+    ):
+        raise UsageError(f"refusing to write {path}: it is the configuration file {config}")
     directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path}: the directory {directory} does not exist")
     if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"cannot write {path}: permission denied")
-    if os.path.isdir(path):
-        raise UsageError(f"cannot write {path}: it is a directory")
 
 
 def print_table(
@@ -325,6 +356,14 @@ def _history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cachesim(args: argparse.Namespace) -> int:
+    from zodbshootout import cachesim
+
+    for line in cachesim.run(args):
+        print(line)
+    return EXIT_OK
+
+
 #: The handler of each subcommand (see zodbshootout.arguments.SUBCOMMANDS).
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "show": _show,
@@ -332,4 +371,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "plot": _plot,
     "export": _export,
     "history": _history,
+    "cachesim": _cachesim,
 }

@@ -46,6 +46,7 @@ class ZEOServerProcess:
         self.request = request
         # Open for the server's lifetime; closed in stop().
         self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
+        self._stderr_tail = ""  # kept from the log when stop() closes it
         env = dict(os.environ)
         # The server needs this package importable even when run from a checkout.
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
@@ -79,13 +80,20 @@ class ZEOServerProcess:
                 break  # EOF: the server exited
             if self._process.poll() is not None:
                 break
+        exited = self._process.poll() is not None
         self.stop()
-        raise CellError(f"the embedded ZEO server did not start: {self._last_error()}")
+        reason = self._stderr_tail or (
+            f"exit code {self._process.returncode}"
+            if exited
+            else f"no address within {START_TIMEOUT_SECONDS:.0f} s"
+        )
+        raise CellError(f"the embedded ZEO server did not start: {reason}")
 
-    def _last_error(self) -> str:
+    def _last_stderr_line(self) -> str:
+        """The last line the server wrote to stderr: its own reason for failing."""
         self._log.seek(0)
         lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln]
-        return lines[-1] if lines else f"exit code {self._process.returncode}"
+        return lines[-1] if lines else ""
 
     def alive(self) -> bool:
         return self._process.poll() is None
@@ -103,7 +111,10 @@ class ZEOServerProcess:
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
-        self._log.close()
+        if not self._log.closed:
+            # Read before closing: stop() may be what ended a failed start.
+            self._stderr_tail = self._last_stderr_line()
+            self._log.close()
 
     def __enter__(self) -> ZEOServerProcess:
         return self
@@ -174,7 +185,13 @@ def serve(request: ServerRequest, report: Any = None) -> None:
 
 def main() -> None:
     request = _decode(json.loads(sys.stdin.buffer.readline()))
-    serve(request)
+    try:
+        serve(request)
+    except Exception as e:
+        # One line, the last on stderr: the runner shows it as the reason.
+        message = " ".join(str(e).split())
+        print(f"{type(e).__name__}: {message}", file=sys.stderr, flush=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

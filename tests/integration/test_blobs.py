@@ -20,6 +20,7 @@ from zodbshootout.phases import READ_PHASES
 from zodbshootout.runner import Runner
 
 from conftest import ETC, run_cli
+from support import configs
 
 N = 12
 C = 2
@@ -117,13 +118,7 @@ def test_blobs_in_processes_from_the_cli():
 
 
 def test_a_storage_without_blob_dir_fails_with_the_reason(write_config, data_dir):
-    path = write_config("""
-        <zodb plain>
-          <filestorage>
-            path $(ZODBSHOOTOUT_DATA)/plain.fs
-          </filestorage>
-        </zodb>
-    """)
+    path = write_config(configs.filestorage("plain"))
     result = run_blobs(data_dir, path=path)
     assert not result.measurements
     (failure,) = result.failures

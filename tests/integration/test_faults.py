@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -19,6 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from support import privatepg
+from support.local import free_port, runzeo
 from support.processes import run_cli_in_session, start_cli, wait_until_session_empty
 
 N = "20"
@@ -123,48 +121,11 @@ def test_a_hung_worker_times_out_and_is_stopped(write_config):
     assert left == []
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"nothing listens on port {port}")
-
-
 @pytest.fixture
 def zeo_server(tmp_path):
     """A ZEO server of our own (not the tool's), which the test may stop at will."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ZEO.runzeo",
-            "-a",
-            f"127.0.0.1:{port}",
-            "-f",
-            str(tmp_path / "server.fs"),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
+    with runzeo(tmp_path / "server.fs") as (process, port):
         yield process, port
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
 
 
 def zeo_config(port: int) -> str:

@@ -16,6 +16,7 @@ from zodbshootout.phases import PHASES
 from zodbshootout.runner import Runner
 
 from conftest import run_cli
+from support import configs
 
 N = 30
 C = 2
@@ -156,13 +157,7 @@ def test_shared_zeo_client_requests_are_split_not_repeated(write_config, data_di
 
 
 def test_filestorage_with_threads_and_two_workers_is_measured(write_config):
-    path = write_config("""
-        <zodb fs>
-          <filestorage>
-            path $(ZODBSHOOTOUT_DATA)/fs.fs
-          </filestorage>
-        </zodb>
-    """)
+    path = write_config(configs.filestorage("fs"))
     done = run_cli(path, "-n", "20", "-c", "2", "-r", "1", "-q", "--threads")
     assert done.returncode == 0, done.stderr
     rows = done.stdout.splitlines()[1:8]

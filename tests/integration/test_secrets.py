@@ -19,24 +19,18 @@ from conftest import (
     MYSQL_PORT,
     POSTGRESQL_HOST,
     POSTGRESQL_PORT,
+    postgresql_admin,
     require_server,
     run_cli,
 )
 from support import privatepg
+from support.local import free_port
 
 ROLE = f"zs_secret_{os.getpid()}"
 RIGHT = "Right-Pa55word-7Qz"
 WRONG = "Wrong-Pa55word-3Xk"
 UNREACHABLE = "Unreach-Pa55word-9Vb"
 PASSWORDS = (RIGHT, WRONG, UNREACHABLE)
-
-
-def closed_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def everything_written(done, *places: pathlib.Path) -> str:
@@ -60,12 +54,7 @@ def assert_no_password(text: str) -> None:
 @pytest.fixture
 def postgresql_role():
     """A role with a password, and a database it owns; both dropped afterwards."""
-    require_server("postgresql")
-    psycopg2 = pytest.importorskip("psycopg2")
-    admin = psycopg2.connect(
-        host=POSTGRESQL_HOST, port=POSTGRESQL_PORT, user="postgres", dbname="postgres"
-    )
-    admin.autocommit = True
+    admin = postgresql_admin()
     with admin.cursor() as cursor:
         cursor.execute(f"DROP DATABASE IF EXISTS {ROLE} WITH (FORCE)")
         cursor.execute(f"DROP ROLE IF EXISTS {ROLE}")
@@ -116,7 +105,7 @@ def test_postgresql_passwords_stay_secret(postgresql_role, tmp_path, write_confi
         <zodb pg_down>
           <relstorage>
             <postgresql>
-              dsn dbname={postgresql_role} user={postgresql_role} host=127.0.0.1 port={closed_port()} password='{UNREACHABLE}'
+              dsn dbname={postgresql_role} user={postgresql_role} host=127.0.0.1 port={free_port()} password='{UNREACHABLE}'
             </postgresql>
           </relstorage>
         </zodb>

@@ -24,6 +24,7 @@ from zodbshootout.options import RunOptions
 from zodbshootout.runner import Runner
 
 from support import configs
+from support.local import runzeo
 
 N = 40
 # Objects a read loads besides the N measured ones: root, the tool's mapping,
@@ -166,36 +167,7 @@ def test_relstorage_mysql(write_config, data_dir, mysql_database):
 @pytest.mark.zeo
 def test_zeo_server_started_by_hand(write_config, data_dir, tmp_path):
     """A <zeoclient> of a runzeo server the test starts, as etc/sample.conf's zeo_fs."""
-    import socket
-    import subprocess
-    import sys
-    import time
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ZEO.runzeo",
-            "-a",
-            f"127.0.0.1:{port}",
-            "-f",
-            str(tmp_path / "zeo.fs"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "runzeo did not start"
-                time.sleep(0.2)
+    with runzeo(tmp_path / "zeo.fs") as (_server, port):
         path = write_config(f"""
             <zodb db>
               <zeoclient>
@@ -204,9 +176,6 @@ def test_zeo_server_started_by_hand(write_config, data_dir, tmp_path):
             </zodb>
         """)
         assert_truthful("zeo", measure(path, data_dir, 2))
-    finally:
-        server.terminate()
-        server.wait(30)
 
 
 def test_hot_on_relstorage_reads_nothing_from_the_database_with_a_large_container(

@@ -43,3 +43,12 @@ def filestorage(name: str = "fs") -> str:
   </filestorage>
 </zodb>
 """
+
+
+def rawkv(name: str, backend: str) -> str:
+    """A raw key-value floor (lmdb, leveldb or sqlite) under $(ZODBSHOOTOUT_DATA)."""
+    return f"""
+<rawkv {name}>
+  backend {backend}
+</rawkv>
+"""

@@ -12,10 +12,11 @@ import pathlib
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
+
+from support.local import free_port
 
 BIN = pathlib.Path("/usr/lib/postgresql")
 
@@ -41,12 +42,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class PrivateCluster:
     """initdb + postgres on 127.0.0.1:port; a role with a password and its database."""
 
@@ -56,7 +51,7 @@ class PrivateCluster:
         self.directory = pathlib.Path(tempfile.mkdtemp(prefix="zodbshootout-pg-"))
         self.role = role
         self.password = password
-        self.port = _free_port()
+        self.port = free_port()
         self.process: subprocess.Popen | None = None
 
     def _as_postgres(self, argv: list[str]) -> list[str]:

@@ -83,6 +83,12 @@ def config_path(write_config):
         (["--aggregate", "max"], "invalid choice: 'max'"),
         (["chilly"], "unknown phase 'chilly'; choose from add, update"),
         (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+        (["--index-entries", "-1"], "--index-entries must be a whole number of at least 0"),
+        (["--index-entries", "two"], "--index-entries"),
+        (
+            ["--threads", "--cache-trace", "traces"],
+            "--cache-trace traces worker processes; run without --threads/--gevent",
+        ),
     ],
 )
 def test_fails_with_bad_option_value(config_path, options, says):

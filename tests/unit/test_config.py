@@ -5,6 +5,8 @@ import pytest
 from zodbshootout.config import ConfigError, load_config
 from zodbshootout.storages import embedded_zeo_sections, single_process_reason
 
+from support import configs
+
 
 def test_section_names_become_columns_in_file_order(write_config):
     path = write_config("""
@@ -96,13 +98,7 @@ def test_missing_file_is_a_config_error(tmp_path):
 
 
 def test_data_dir_is_substituted(write_config, tmp_path):
-    path = write_config("""
-        <zodb fs>
-          <filestorage>
-            path $(ZODBSHOOTOUT_DATA)/fs.fs
-          </filestorage>
-        </zodb>
-    """)
+    path = write_config(configs.filestorage("fs"))
     config = load_config(path, data_dir=str(tmp_path))
     storage = config.databases["fs"].config.storage
     assert storage.config.path == f"{tmp_path}/fs.fs"

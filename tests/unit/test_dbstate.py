@@ -207,12 +207,14 @@ def test_pack_says_why_a_storage_cannot_pack():
     db.close()
 
 
-def test_pack_would_not_replace_a_backup_outside_the_data_directory(tmp_path):
+def test_pack_would_replace_no_existing_file_in_any_directory(tmp_path):
+    """Not even in the data directory: a user may have chosen it (ZODBSHOOTOUT_DATA)."""
     mine, theirs = tmp_path / "data", tmp_path / "elsewhere"
     mine.mkdir()
     theirs.mkdir()
-    for directory in (mine, theirs):
-        (directory / "db.fs.old").write_text("backup")
+    (mine / "db.fs.old").write_text("backup")
+    (theirs / "db.fs.pack").write_text("half a pack")
+    (theirs / "blobs.old").mkdir()
     text = f"""
     %import zodbshootout
     <zodb inside>
@@ -225,12 +227,17 @@ def test_pack_would_not_replace_a_backup_outside_the_data_directory(tmp_path):
     <zodb outside>
       <filestorage>
         path {theirs}/db.fs
+        blob-dir {theirs}/blobs
       </filestorage>
     </zodb>
     """
     config = parse_source(ConfigSource(text, (tmp_path / "x.conf").as_uri(), str(mine)))
-    assert storages.pack_backups(config.databases["inside"]) == [f"{mine}/db.fs.old"]
-    assert dbstate.pack_would_replace(config.databases["inside"], str(mine)) == []
-    assert dbstate.pack_would_replace(config.databases["outside"], str(mine)) == [
-        f"{theirs}/db.fs.old"
+    assert storages.pack_backups(config.databases["inside"]) == [
+        f"{mine}/db.fs.old",
+        f"{mine}/db.fs.pack",
+    ]
+    assert dbstate.pack_would_replace(config.databases["inside"]) == [f"{mine}/db.fs.old"]
+    assert dbstate.pack_would_replace(config.databases["outside"]) == [
+        f"{theirs}/db.fs.pack",
+        f"{theirs}/blobs.old",
     ]

@@ -11,18 +11,14 @@ from zodbshootout.errors import DataMismatch
 from zodbshootout.phases import Step, plan_stages
 from zodbshootout.storage import open_database, populate
 
+from support import configs
+
 N = 20
 
 
 @pytest.fixture
 def filestorage(write_config, data_dir):
-    path = write_config("""
-        <zodb fs>
-          <filestorage>
-            path $(ZODBSHOOTOUT_DATA)/fs.fs
-          </filestorage>
-        </zodb>
-    """)
+    path = write_config(configs.filestorage("fs"))
     config = load_config(path, data_dir)
     db = open_database(config.source, "fs", [], client_label="populate", config=config)
     populate(db, 1)

@@ -36,7 +36,9 @@ def test_show_uses_the_runs_aggregate(tmp_path, capsys):
 
 def test_show_in_markdown(saved, capsys):
     assert main(["show", saved, "--format", "markdown"]) == 0
-    assert "| Add 1000 Objects           |    19906 ±2% | 15925 ±2% |" in capsys.readouterr().out
+    assert "| Add 1000 Objects                           |    19906 ±2% | 15925 ±2% |" in (
+        capsys.readouterr().out
+    )
 
 
 def test_show_warns_about_noisy_cells(tmp_path, capsys):
@@ -142,9 +144,10 @@ def test_a_failed_save_warns_once_and_does_not_stop_the_run(tmp_path, capsys):
     outputs.finish(sample_result())
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        f"zodbshootout: warning: cannot save {target}: No such file or directory",
-        f"zodbshootout: error: cannot save {target}: No such file or directory",
+        f"zodbshootout: warning: cannot write {target}: the directory {directory} does not exist",
+        f"zodbshootout: error: cannot write {target}: the directory {directory} does not exist",
     ]
+    assert outputs.save_failed
 
 
 def test_compare_fails_only_when_asked_and_names_the_slower_cells(saved, tmp_path, capsys):

@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from zodbshootout import storages
 from zodbshootout.concurrency.worker import StageOutcome
+from zodbshootout.drivers import install_hint
 from zodbshootout.errors import CellError, UsageError
 from zodbshootout.storage import ForeignDataError
 
@@ -52,7 +53,7 @@ _REPLY_GRACE_SECONDS = 30.0
 def gevent_missing() -> str | None:
     """Why --gevent can't run here, or None when gevent is installed."""
     if importlib.util.find_spec("gevent") is None:
-        return "--gevent needs gevent: pip install '.[gevent]' in the zodbshootout checkout"
+        return f"--gevent needs gevent: {install_hint('gevent')}"
     return None
 
 

@@ -25,6 +25,7 @@ from zodbshootout.concurrency.session import SessionSpec
 from zodbshootout.concurrency.worker import Barrier, StageOutcome, StageTask, execute_stage
 from zodbshootout.errors import CellError
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
+from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
 
 _log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: A
         ).start()
     install_log_redaction(find_secrets(task.source.text))
     try:
-        connection.send(("ok", execute_stage(task, barrier)))
+        connection.send(("ok", _execute(task, barrier)))
     except threading.BrokenBarrierError:
         connection.send(("broken", "another worker stopped"))
     except CellError as e:
@@ -56,6 +57,14 @@ def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: A
         connection.send(("error", f"{type(e).__name__}: {e}", detail))
     finally:
         connection.close()
+
+
+def _execute(task: Any, barrier: Barrier) -> list[PhaseTiming]:
+    """A ZODB stage, or a task that runs itself (a rawkv floor's stage)."""
+    if isinstance(task, StageTask):
+        return execute_stage(task, barrier)
+    timings: list[PhaseTiming] = task.execute(barrier)
+    return timings
 
 
 def _watch_lifeline(lifeline: Any) -> None:
@@ -92,26 +101,23 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
     # Only this process holds the lifeline's sending end; when it dies, even
     # by SIGKILL, every worker reads EOF and exits (see _watch_lifeline).
     lifeline_reader, lifeline = context.Pipe(duplex=False)
-    running = []
+    running: list[tuple[StageTask, Any, Connection]] = []
     outcome = StageOutcome()
     errors: list[str] = []
     secondary: list[str] = []
+    # Starting the workers counts against the timeout: hundreds of them on
+    # a busy machine can take longer than the stage itself.
+    deadline = time.monotonic() + timeout_seconds
     try:
-        for task in tasks:
-            reader, writer = context.Pipe(duplex=False)
-            process = context.Process(
-                target=_worker_main,
-                args=(task, barrier, writer, lifeline_reader),
-                name=f"zodbshootout-worker-{task.worker}",
-                daemon=True,
+        started = _start_workers(context, tasks, barrier, lifeline_reader, deadline, running)
+        if not started:
+            errors.append(
+                f"timed out: the {len(tasks)} workers did not start within "
+                f"{timeout_seconds:g} s (raise --timeout, or lower -c)"
             )
-            process.start()
-            running.append((task, process, reader))
-            writer.close()
         lifeline_reader.close()
         pending = {reader: (task, process) for task, process, reader in running}
-        deadline = time.monotonic() + timeout_seconds
-        while pending:
+        while pending and started:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 errors.append(
@@ -134,6 +140,31 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
         outcome.error = (errors or secondary)[0]
         outcome.timings = []
     return outcome
+
+
+def _start_workers(
+    context: Any,
+    tasks: list[StageTask],
+    barrier: Barrier,
+    lifeline_reader: Connection,
+    deadline: float,
+    running: list[tuple[StageTask, Any, Connection]],
+) -> bool:
+    """Start a process per task into *running*; False if *deadline* passed first."""
+    for task in tasks:
+        if time.monotonic() > deadline:
+            return False
+        reader, writer = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker_main,
+            args=(task, barrier, writer, lifeline_reader),
+            name=f"zodbshootout-worker-{task.worker}",
+            daemon=True,
+        )
+        process.start()
+        running.append((task, process, reader))
+        writer.close()
+    return True
 
 
 def _receive(

@@ -38,6 +38,7 @@ class SessionSpec:
     #: What the DBs a thread session opens must cache (worker processes size
     #: their own from their task); None: the configuration's sizes.
     cache_workload: CacheWorkload | None = None
+    measure_size: bool = False  # worker 0 reads the storage's size (see storagesize)
 
 
 class Session(Protocol):
@@ -79,10 +80,12 @@ def stage_tasks(
 
     *loops*: (phase, loops) of the phases that repeat inside a sample.
     """
-    profile_prefix = None
-    if options.profile_dir and repetition > 0:  # the warm-up isn't profiled
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
-        profile_prefix = f"{options.profile_dir}/{safe}-n{count}-c{spec.concurrency}-r{repetition}"
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in spec.database)
+    cell = f"{safe}-n{count}-c{spec.concurrency}-r{repetition}"
+    profile_prefix = trace_prefix = None
+    if repetition > 0:  # the warm-up is neither profiled nor traced
+        profile_prefix = f"{options.profile_dir}/{cell}" if options.profile_dir else None
+        trace_prefix = f"{options.cache_trace_dir}/{cell}" if options.cache_trace_dir else None
     return [
         StageTask(
             source=spec.source,
@@ -100,6 +103,9 @@ def stage_tasks(
             # Tests' faults hit a measured repetition, not the warm-up.
             fault=options.fault if repetition > 0 else None,
             loops=loops,
+            index_entries=options.index_entries,
+            cache_trace_prefix=trace_prefix,
+            measure_size=worker == 0 and spec.measure_size,
         )
         for worker in range(spec.concurrency)
     ]

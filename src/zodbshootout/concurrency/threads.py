@@ -176,13 +176,15 @@ class ThreadSession:
     def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
         if self._broken:
             return StageOutcome(error=self._broken)
+        # Opening the workers' databases counts against the timeout too.
+        deadline = time.monotonic() + timeout_seconds
         try:
             worker_dbs = self._worker_databases(tasks)
         except CellError as e:
             return StageOutcome(error=str(e))
         stage = _ThreadStage(tasks, worker_dbs)
         try:
-            stage.run(timeout_seconds)
+            stage.run(deadline)
         except BaseException:
             # Ctrl-C: release the workers waiting at a barrier; they stop at once.
             if not stage.stop():
@@ -268,8 +270,8 @@ class _ThreadStage:
             self.barrier.abort()
             self.errors.append(f"{type(e).__name__}: {e}")
 
-    def run(self, timeout_seconds: float) -> None:
-        deadline = time.monotonic() + timeout_seconds
+    def run(self, deadline: float) -> None:
+        """Start the threads and wait for them until *deadline* (time.monotonic)."""
         for thread in self.threads:
             thread.start()
         for thread in self.threads:

@@ -14,14 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from zodbshootout import caches, diagnostics, faults, phases, storages
+from zodbshootout import caches, cachetrace, diagnostics, faults, phases, storages
 from zodbshootout.cache_sizing import CacheWorkload
-from zodbshootout.config import ConfigSource
+from zodbshootout.config import ConfigSource, parse_source
 from zodbshootout.faults import Fault
+from zodbshootout.phase_record import WRITE
 from zodbshootout.phases import Phase, Step, WorkerScope
 from zodbshootout.redact import find_secrets
 from zodbshootout.results import PhaseTiming
 from zodbshootout.storage import open_database
+from zodbshootout.storagesize import storage_size
 
 
 class Barrier(Protocol):
@@ -49,6 +51,9 @@ class StageTask:
     #: (phase, loops) for the phases that repeat inside a sample (calibration);
     #: a phase not listed runs once.
     loops: tuple[tuple[str, int], ...] = ()
+    index_entries: int = 0  # --index-entries: index entries per object (see indexes)
+    cache_trace_prefix: str | None = None  # --cache-trace: the stage and worker are appended
+    measure_size: bool = False  # worker 0: read the storage's size around each write phase
 
 
 @dataclass
@@ -113,13 +118,20 @@ def execute_stage(
                 list(task.server_addresses),
                 client_label=str(task.worker),
                 workload=CacheWorkload(task.object_count, task.object_size_bytes),
+                cache_trace=_trace_path(task),
             )
         )
     db = worker_db.db
+    size = _size_reader(task, db)
     try:
         caches.install_request_counters(db)
         scope = WorkerScope(
-            db, task.worker, task.object_count, task.object_size_bytes, blobs=task.blobs
+            db,
+            task.worker,
+            task.object_count,
+            task.object_size_bytes,
+            blobs=task.blobs,
+            index_entries=task.index_entries,
         )
         fault = task.fault  # tests only; None in real runs
         loops_by_phase = dict(task.loops)
@@ -130,6 +142,10 @@ def execute_stage(
             profiler = cProfile.Profile() if task.profile_prefix and step.timed else None
             worker_db.start_counting()
             objects_before = diagnostics.object_counts() if task.leaks and step.timed else None
+            # Before the first barrier no worker writes; after the second all have committed.
+            sizing = size is not None and step.timed and phase.stage == WRITE
+            size_before = size() if size is not None and sizing else None
+            shared_before = _shared_counts(task, db) if step.timed else None
             # Collect the untimed work's garbage now, so that collecting it
             # doesn't fall into the timed region.
             gc.collect()
@@ -144,6 +160,8 @@ def execute_stage(
             if profiler is not None:
                 profiler.disable()
             barrier.wait(task.barrier_timeout_seconds)
+            size_growth = _growth(size, size_before)
+            shared = _shared_delta(task, db, shared_before)
             counted = worker_db.stop_counting()
             growth = None
             if objects_before is not None:
@@ -165,11 +183,55 @@ def execute_stage(
                         object_growth=growth,
                         loops=loops,
                         statements=metered.statements_timed,
+                        storage_growth_bytes=size_growth,
+                        shared_cache_hits=None if shared is None else shared[0],
+                        shared_cache_misses=None if shared is None else shared[1],
                     )
                 )
         return timings
     finally:
         worker_db.close()
+
+
+def _trace_path(task: StageTask) -> str | None:
+    """Where this worker's stage writes its client cache trace (--cache-trace), or None."""
+    if not task.cache_trace_prefix:
+        return None
+    stage = phases.REGISTRY[task.steps[0].phase].stage
+    return cachetrace.trace_path(task.cache_trace_prefix, stage, task.worker)
+
+
+def _size_reader(task: StageTask, db: Any) -> Callable[[], int | None] | None:
+    """Worker 0's reader of the storage's size in bytes (see storagesize), or None."""
+    if not task.measure_size:
+        return None
+    factory = parse_source(task.source).databases[task.database]
+    return lambda: storage_size(db, factory).size_bytes
+
+
+def _shared_counts(task: StageTask, db: Any) -> tuple[int, int] | None:
+    """Worker 0 reads the shared cache's server-wide counts (they count every worker)."""
+    if task.worker != 0:
+        return None
+    return storages.kind_of(db.storage).shared_cache_counts(db.storage)
+
+
+def _shared_delta(
+    task: StageTask, db: Any, before: tuple[int, int] | None
+) -> tuple[int, int] | None:
+    """The shared cache's get hits and misses since *before* (after the second barrier)."""
+    after = _shared_counts(task, db) if before is not None else None
+    if before is None or after is None:
+        return None
+    return after[0] - before[0], after[1] - before[1]
+
+
+def _growth(size: Callable[[], int | None] | None, before: int | None) -> int | None:
+    """What the storage grew by since *before* (untimed, after the second barrier)."""
+    if size is None or before is None:
+        return None
+    after = size()
+    return None if after is None else after - before
 
 
 class MeteredClock:

@@ -13,13 +13,15 @@ A rate less precise than ``--precision`` asked for reads ``6529[K]``.
 
 from __future__ import annotations
 
+from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, InsightCell
 from zodbshootout.render.table import Block, Cell, Table, build_table
 from zodbshootout.results import RunResult
 
 
 def format_csv(result: RunResult, aggregate: str = "mean") -> list[str]:
     """The classic table as lines of text (no trailing newlines)."""
-    table = build_table(result, aggregate)
+    # The classic table: rates only, so of the insight rows only index keys/s.
+    table = build_table(result, aggregate, insight=(INDEX_KEYS_PER_SECOND,))
     lines: list[str] = []
     several = len(table.blocks) > 1
     for block in table.blocks:
@@ -50,9 +52,17 @@ def _cell_text(cell: Cell) -> str:
     return f"{cell.rate:.0f}"
 
 
+def _keys_text(cell: InsightCell) -> str:
+    """An index keys/s figure as the csv shows rates: a whole number, no separators."""
+    if cell.value is None:
+        return f"n/a[{cell.footnote}]"
+    return f"{cell.value:.0f}"
+
+
 def _format_block(databases: list[str], block: Block) -> list[str]:
     header = ['"Transaction"', *databases]
     rows = [[f'"{label}"', *(_cell_text(c) for c in cells)] for label, cells in block.rows]
+    rows += [[f'"{row.label}"', *(_keys_text(c) for c in row.cells)] for row in block.insight]
     last = len(header) - 1
 
     def with_comma(row: list[str]) -> list[str]:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from zodbshootout.render.insight import InsightRow
 from zodbshootout.render.table import Cell, build_table
 from zodbshootout.results import RunResult
 from zodbshootout.stats import Stats
 
-#: Version of this document's layout.  History: 1 (zodbshootout 1.0): first version.
-TABLE_FORMAT_VERSION = 1
+#: Version of this document's layout.  History: 1 (zodbshootout 1.0): first version;
+#: 2: each block has "insight" rows (cache hit rate, bytes/object, index keys/s).
+TABLE_FORMAT_VERSION = 2
 
 
 def table_document(result: RunResult, aggregate: str = "mean") -> dict[str, Any]:
@@ -41,7 +43,13 @@ def table_document(result: RunResult, aggregate: str = "mean") -> dict[str, Any]
                     },
                 }
             )
-        blocks.append({"concurrency": block.concurrency, "rows": rows})
+        blocks.append(
+            {
+                "concurrency": block.concurrency,
+                "rows": rows,
+                "insight": [_insight_row(row, table.databases) for row in block.insight],
+            }
+        )
     return {
         "format": "zodbshootout-table",
         "version": TABLE_FORMAT_VERSION,
@@ -58,6 +66,23 @@ def table_document(result: RunResult, aggregate: str = "mean") -> dict[str, Any]
 def format_json(result: RunResult, aggregate: str = "mean") -> list[str]:
     """The table document as indented JSON text, split into lines."""
     return json.dumps(table_document(result, aggregate), indent=2).splitlines()
+
+
+def _insight_row(row: InsightRow, databases: list[str]) -> dict[str, Any]:
+    """One insight row: its kind (the unit), phase, count, and a value or footnote per database."""
+    cells: dict[str, dict[str, Any]] = {}
+    for database, cell in zip(databases, row.cells, strict=True):
+        if cell.value is None:
+            cells[database] = {"value": None, "footnote": cell.footnote}
+        else:
+            cells[database] = {"value": _number(cell.value, 6), **cell.detail}
+    return {
+        "kind": row.kind,
+        "label": row.label,
+        "phase": row.phase,
+        "object_count": row.object_count,
+        "cells": cells,
+    }
 
 
 def _cell(cell: Cell) -> dict[str, Any]:

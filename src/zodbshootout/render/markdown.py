@@ -8,6 +8,7 @@ below the table.  Laid out from :func:`build_table`, like every format.
 
 from __future__ import annotations
 
+from zodbshootout.render.insight import InsightCell
 from zodbshootout.render.table import Block, Cell, build_table
 from zodbshootout.results import RunResult
 
@@ -44,6 +45,11 @@ def cell_text(cell: Cell) -> str:
     return text
 
 
+def insight_text(cell: InsightCell) -> str:
+    """An insight figure as shown, or ``n/a [K]`` with its footnote."""
+    return cell.text if cell.footnote is None else f"n/a [{cell.footnote}]"
+
+
 def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -51,6 +57,7 @@ def _escape(text: str) -> str:
 def _format_block(databases: list[str], block: Block) -> list[str]:
     rows = [["Transaction", *databases]]
     rows += [[label, *(cell_text(c) for c in cells)] for label, cells in block.rows]
+    rows += [[row.label, *(insight_text(c) for c in row.cells)] for row in block.insight]
     rows = [[_escape(text) for text in row] for row in rows]
     widths = [max(3, *(len(row[i]) for row in rows)) for i in range(len(rows[0]))]
 

@@ -19,11 +19,14 @@ every plot raises a UsageError that says how to install it.
 
 from __future__ import annotations
 
+import io
 import math
 from typing import TYPE_CHECKING, Any
 
+from zodbshootout.drivers import install_hint
 from zodbshootout.errors import UsageError
 from zodbshootout.history import HistoryRow, SavedRun, column_names
+from zodbshootout.outputfile import check_output_target, write_atomically
 from zodbshootout.render.comparison import format_ratio
 from zodbshootout.render.labels import phase_label
 from zodbshootout.results import CellKey, RunResult
@@ -40,8 +43,7 @@ def _pyplot() -> Any:
         import matplotlib
     except ImportError:
         raise UsageError(
-            "plotting needs matplotlib: pip install '.[plot]' in a checkout of zodbshootout "
-            "(or pip install matplotlib)"
+            f"plotting needs matplotlib: {install_hint('plot')} (or pip install matplotlib)"
         ) from None
     matplotlib.use("Agg")  # files only; never open a window
     import matplotlib.pyplot as plt
@@ -51,17 +53,10 @@ def _pyplot() -> Any:
 
 def plot_result(result: RunResult, path: str, aggregate: str = "mean") -> None:
     """Draw *result* into *path*; its extension (.png, .svg, .pdf) picks the format."""
-    extension = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-    if extension not in _FORMATS:
-        raise UsageError(f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf")
-    plt = _pyplot()
-    figure = build_figure(result, aggregate)
-    try:
-        figure.savefig(path, dpi=110)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(figure)
+    _image_format(path)
+    if not result.measurements:
+        raise UsageError("nothing to plot: no cell of this run was measured")
+    _save(build_figure(result, aggregate), path)
 
 
 def build_figure(result: RunResult, aggregate: str = "mean") -> Any:
@@ -130,10 +125,12 @@ def _bar_chart(axes: Any, result: RunResult, aggregate: str) -> None:
         axes.bar_label(bars, [_short(h) for h in heights], padding=2, fontsize="x-small")
         if heights:
             lowest = min([*heights, *([lowest] if lowest else [])])
-    axes.set_yscale("log")
     if lowest:
+        axes.set_yscale("log")
         # Room below the slowest bar, so that every bar has a visible length.
         axes.set_ylim(bottom=lowest / 4)
+    else:  # a log axis needs a positive value; say why there is none
+        _say_not_measured(axes)
     axes.set_xticks(range(len(phases)), phases)
     axes.set_ylabel("objects per second (log scale)")
     what = "mean" if aggregate == "mean" else "best"
@@ -162,10 +159,15 @@ def _short(rate: float) -> str:
     return f"{rate:.3g}"
 
 
+def _say_not_measured(axes: Any) -> None:
+    axes.text(0.5, 0.5, "not measured", transform=axes.transAxes, ha="center", va="center")
+
+
 def _sweep_chart(
     axes: Any, result: RunResult, phase: str, axis: str, aggregate: str, legend: bool
 ) -> None:
     """Rate against object count (at the largest concurrency) or concurrency (largest count)."""
+    measured = False
     for database in result.databases:
         xs, ys = [], []
         if axis == "object_count":
@@ -183,6 +185,7 @@ def _sweep_chart(
                     xs.append(concurrency)
                     ys.append(rate[0])
         axes.plot(xs, ys, marker="o", label=database)
+        measured = measured or any(y > 0 for y in ys)
     if axis == "object_count":
         axes.set_xscale("log")
         axes.set_xticks(result.object_counts, [str(n) for n in result.object_counts])
@@ -191,7 +194,10 @@ def _sweep_chart(
     else:
         axes.set_xlabel(f"concurrency (n={max(result.object_counts)})")
         axes.set_xticks(result.concurrencies)
-    axes.set_yscale("log")
+    if measured:
+        axes.set_yscale("log")
+    else:
+        _say_not_measured(axes)
     axes.set_title(phase)
     axes.set_ylabel("objects/s")
     axes.grid(alpha=0.4)
@@ -199,20 +205,35 @@ def _sweep_chart(
         axes.legend(fontsize="x-small")
 
 
-def _save(figure: Any, path: str) -> None:
-    """Write *figure* to *path* (format from its extension) and close it."""
+def _image_format(path: str) -> str:
+    """The format *path*'s extension names; a UsageError for a target not to write.
+
+    Checked before drawing, so that a mistake costs no time.
+    """
     extension = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    if extension not in _FORMATS:
+        raise UsageError(f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf")
+    check_output_target(path)
+    return extension
+
+
+def _save(figure: Any, path: str) -> None:
+    """Write *figure* to *path* (format from its extension) and close it.
+
+    Rendered in memory, then written like every output file (see
+    :mod:`zodbshootout.outputfile`): atomically, and never over a device,
+    FIFO, socket, directory or symbolic link.
+    """
     plt = _pyplot()
+    image = io.BytesIO()
     try:
-        if extension not in _FORMATS:
-            raise UsageError(
-                f"cannot tell the image format of {path!r}: end it in .png, .svg or .pdf"
-            )
-        figure.savefig(path, dpi=110)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+        figure.savefig(image, format=_image_format(path), dpi=110)
     finally:
         plt.close(figure)
+    try:
+        write_atomically(path, image.getvalue())
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 # --- Two runs: the change per cell -------------------------------------------------

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from zodbshootout.precision import is_precise
+from zodbshootout.render.insight import InsightRow, insight_rows, not_applicable_reason
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import derived_notes
 from zodbshootout.results import CellKey, RunResult
@@ -34,6 +35,9 @@ class Block:
 
     concurrency: int
     rows: list[tuple[str, list[Cell]]] = field(default_factory=list)
+    #: Cache hit rates, bytes/object and index keys/s (see zodbshootout.render.insight);
+    #: markdown, table and json show them all, the classic csv only index keys/s.
+    insight: list[InsightRow] = field(default_factory=list)
 
 
 @dataclass
@@ -44,19 +48,28 @@ class Table:
     notes: list[str]
 
 
-def build_table(result: RunResult, aggregate: str = "mean") -> Table:
-    """Lay out *result*: a block per concurrency level, a row per count and phase."""
+def build_table(
+    result: RunResult, aggregate: str = "mean", insight: tuple[str, ...] | None = None
+) -> Table:
+    """Lay out *result*: a block per concurrency level, a row per count and phase.
+
+    *insight* names the kinds of insight rows to add (see render.insight);
+    None: all of them.
+    """
     footnotes: list[str] = []
     blocks = []
     for concurrency in result.concurrencies:
         block = Block(concurrency)
+        rates: dict[CellKey, float | None] = {}
         for count in result.object_counts:
             for phase in result.phases:
                 cells = []
                 for database in result.databases:
                     key = CellKey(database, concurrency, count, phase)
                     cells.append(_cell(result, key, aggregate, footnotes))
+                    rates[key] = cells[-1].rate
                 block.rows.append((phase_label(phase, count), cells))
+        block.insight = insight_rows(result, concurrency, rates, footnotes, insight)
         blocks.append(block)
     return Table(result.databases, blocks, footnotes, [*result.notes, *derived_notes(result)])
 
@@ -73,11 +86,14 @@ def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str])
             "a noisy machine, or a phase that needs more time (raise --max-time)"
         )
         return Cell(stats, stats.aggregate(aggregate), _footnote(footnotes, text))
+    not_applicable = not_applicable_reason(result, key)
     if stats is not None:
         # A duration the clock could not resolve: no rate to show.
         text = f"{key.database} (concurrency {key.concurrency}): too fast for the clock to time"
     elif failure is not None:
         text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
+    elif not_applicable is not None:
+        text = not_applicable
     elif result.interrupted:
         text = "not measured: the run was interrupted"
     else:

@@ -16,6 +16,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from zodbshootout.render.csv import format_footnotes
+from zodbshootout.render.markdown import insight_text
 from zodbshootout.render.table import Block, Cell, build_table
 from zodbshootout.results import RunResult
 
@@ -65,6 +66,13 @@ def _block_table(databases: list[str], block: Block, title: str, color: bool) ->
         rich_table.add_row(
             label,
             *(_cell_text(cell, index == best, color) for index, cell in enumerate(cells)),
+        )
+    if block.insight:
+        rich_table.add_section()  # a rule between the rates and the insight rows
+    for row in block.insight:
+        rich_table.add_row(
+            row.label,
+            *(Text(insight_text(cell), style="dim" if cell.footnote else "") for cell in row.cells),
         )
     return rich_table
 

@@ -23,6 +23,9 @@ from typing import Any
 #: marker, lock, temporary directory) are left alone.
 BLOB_SUFFIX = ".blob"
 
+#: The ending of a client-cache trace file (ZEO's own convention).
+TRACE_SUFFIX = ".trace"
+
 #: Round trips a latency probe times.
 PINGS = 7
 
@@ -95,6 +98,15 @@ class ProcessLimit:
     reason: str
 
 
+@dataclass(frozen=True)
+class SizeReading:
+    """A storage's size in bytes (see zodbshootout.storagesize), or why it can't be known."""
+
+    size_bytes: int | None
+    reason: str | None = None  # set when size_bytes is None
+    method: str = ""  # what was counted, e.g. "FileStorage file length"
+
+
 class ThreadLoadCounter:
     """Counts the storage loads of one worker thread over one phase.
 
@@ -144,7 +156,7 @@ class StorageKind:
         return []
 
     def pack_backups(self, factory: Any) -> list[str]:
-        """Files a pack of *factory*'s storage would replace (FileStorage's ``.old``)."""
+        """Files a pack of *factory*'s storage would delete or replace (FileStorage's ``.old``)."""
         return []
 
     #: Its clients each run an asyncio loop, of which a gevent process can run one.
@@ -190,7 +202,19 @@ class StorageKind:
         """A per-thread storage-load counter (see concurrency.thread_counting); None: unknown."""
         return ThreadLoadCounter()
 
+    def shared_cache_counts(self, storage: Any) -> tuple[int, int] | None:
+        """(get hits, get misses) of a shared cache's servers so far; None: no shared cache."""
+        return None
+
+    def trace_client_cache(self, storage: Any, path: str) -> bool:
+        """Make the client cache write its own access trace to *path*; False: no cache."""
+        return False
+
     # -- database state and description --
+
+    def size(self, storage: Any, database_factory: Any) -> SizeReading:
+        """The storage's bytes on disk or in its server now (untimed; see storagesize)."""
+        return SizeReading(None, f"zodbshootout can't read the size of a {type(storage).__name__}")
 
     def zap(self, storage: Any) -> str | None:
         """Wipe the storage its own way and say how; None: empty the root and pack.

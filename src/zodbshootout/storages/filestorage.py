@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from zodbshootout.storages.base import ProcessLimit, StorageKind, zodb_config_factory
+from zodbshootout.storages.base import (
+    ProcessLimit,
+    SizeReading,
+    StorageKind,
+    zodb_config_factory,
+)
 
 
 class FileStorageKind(StorageKind):
@@ -24,12 +30,28 @@ class FileStorageKind(StorageKind):
         )
 
     def pack_backups(self, factory: Any) -> list[str]:
-        # Packing renames the previous file to PATH.old, replacing the last backup.
-        path = getattr(factory.config, "path", None)
-        return [path + ".old"] if path else []
+        # Packing deletes PATH.old (the last backup), writes PATH.pack, renames
+        # the previous file to PATH.old, and replaces BLOB_DIR.old likewise.
+        config = factory.config
+        path = getattr(config, "path", None)
+        if not path:
+            return []
+        files = [path + ".old", path + ".pack"]
+        blob_dir = getattr(config, "blob_dir", None)
+        if blob_dir:
+            files.append(blob_dir.rstrip(os.sep) + ".old")
+        return files
 
     def describe(self, storage: Any, info: dict[str, Any]) -> None:
         info["history"] = "preserving"
+
+    def size(self, storage: Any, database_factory: Any) -> SizeReading:
+        return file_length(storage._file_name)
+
+
+def file_length(path: str) -> SizeReading:
+    """FileStorage only appends: its file's length is what it stores."""
+    return SizeReading(os.path.getsize(path), method="FileStorage file length")
 
 
 KIND = FileStorageKind()

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from zodbshootout.storages.base import ProcessLimit, StorageKind, zodb_config_factory
+from zodbshootout.storages.base import (
+    ProcessLimit,
+    SizeReading,
+    StorageKind,
+    zodb_config_factory,
+)
 
 _MODULES = ("ZODB.MappingStorage", "ZODB.DemoStorage")
 
@@ -24,6 +29,11 @@ class MemoryKind(StorageKind):
             0,
             f"{type(factory).__name__} keeps {what} in one process's memory, which worker "
             "processes can't see; measure it with --threads, or serve it through <embeddedzeo>",
+        )
+
+    def size(self, storage: Any, database_factory: Any) -> SizeReading:
+        return SizeReading(
+            None, "its data is in memory, not in a file or database whose size we can read"
         )
 
 

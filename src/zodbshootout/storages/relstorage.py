@@ -16,6 +16,7 @@ from zodbshootout.storages import mariadb_compat
 from zodbshootout.storages.base import (
     MIB,
     CacheWorkload,
+    SizeReading,
     StorageKind,
     ThreadLoadCounter,
     median_latency_seconds,
@@ -139,6 +140,44 @@ class RelStorageKind(StorageKind):
     ) -> ThreadLoadCounter:
         return _ThreadReads()
 
+    def shared_cache_counts(self, storage: Any) -> tuple[int, int] | None:
+        """memcached's get_hits and get_misses, summed over the servers (pylibmc's get_stats).
+
+        The servers count every client's gets: with c workers, a phase's
+        delta is all of theirs (and anyone else's using the same servers).
+        """
+        cache = storage._cache.cache
+        cache = getattr(cache, "cache", cache)  # under a TracingStateCache (--cache-trace)
+        shared = getattr(cache, "g", None)  # MultiStateCache: local (l) and shared (g)
+        client = getattr(shared, "client", None)
+        # relstorage.pylibmc_wrapper keeps the pylibmc client as _client.
+        client = getattr(client, "_client", client)
+        get_stats = getattr(client, "get_stats", None)
+        if get_stats is None:
+            return None
+        hits = misses = 0
+        for _server, stats in get_stats():
+            hits += int(stats.get("get_hits", 0))
+            misses += int(stats.get("get_misses", 0))
+        return hits, misses
+
+    def trace_client_cache(self, storage: Any, path: str) -> bool:
+        _trace(storage._cache, path)
+        return True
+
+    def size(self, storage: Any, database_factory: Any) -> SizeReading:
+        adapter = storage._adapter
+        measure = _SIZE_QUERIES.get(type(adapter).__name__)
+        if measure is None:
+            return SizeReading(
+                None, f"zodbshootout can't read the size of RelStorage's {type(adapter).__name__}"
+            )
+        # On a connection of its own, not any worker's.
+        reading: SizeReading = adapter.connmanager.open_and_call(
+            lambda _conn, cursor: measure(cursor)
+        )
+        return reading
+
     def describe(self, storage: Any, info: dict[str, Any]) -> None:
         adapter = storage._adapter
         options = storage._options
@@ -202,6 +241,123 @@ def _note_mariadb_adjustments(adapter: Any, cursor: Any, info: dict[str, Any]) -
     applied = mariadb_compat.adjustments_applied()
     if applied:
         info["mariadb_adjustments"] = applied
+
+
+# -- cache traces (--cache-trace) --
+
+
+def _trace(storage_cache: Any, path: str) -> None:
+    """RelStorage's own tracer around the root storage cache's state cache.
+
+    RelStorage opens a trace itself only with ZEO_CACHE_TRACE set and a
+    ``cache-local-dir`` (named ``relstorage-trace-PREFIX.PID.trace`` there);
+    this builds the same ``TracingStateCache`` and ``ZEOTracer`` for any
+    cache, before the DB derives its connections' instances from it.
+    """
+    from relstorage.cache._statecache_wrappers import TracingStateCache
+    from relstorage.cache.trace import ZEOTracer
+
+    state_cache = storage_cache.cache
+    if isinstance(state_cache, TracingStateCache):
+        # RelStorage traces already (ZEO_CACHE_TRACE and cache-local-dir): use ours.
+        state_cache.tracer.close()
+        state_cache = state_cache.cache
+    tracer = ZEOTracer(open(path, "ab"))  # noqa: SIM115 (the tracer closes it)
+    tracer.trace(0x00)  # a start record, as RelStorage writes one
+    storage_cache.cache = _tracing_state_cache_class()(state_cache, tracer)
+
+
+_tracing_class: Any = None
+
+
+def _tracing_state_cache_class() -> Any:
+    """RelStorage's TracingStateCache, with the membership test it lacks.
+
+    RelStorage 4.x's prefetch asks ``(oid, tid) in cache``; TracingStateCache
+    has no ``__contains__``, so Python falls back to indexing it with 0, 1, ...
+    and prefetch fails with a TypeError.  A membership test is not a load:
+    it is answered by the wrapped cache, untraced.
+    """
+    global _tracing_class
+    if _tracing_class is None:
+        from relstorage.cache._statecache_wrappers import TracingStateCache
+
+        class ContainsTracingStateCache(TracingStateCache):  # type: ignore[misc]
+            __slots__ = ()
+
+            def __contains__(self, key: Any) -> bool:
+                return key in self.cache
+
+        _tracing_class = ContainsTracingStateCache
+    return _tracing_class
+
+
+# -- sizes (bytes per object; see zodbshootout.storagesize) --
+
+MYSQL_METHOD = "InnoDB data_length + index_length after ANALYZE TABLE (1 MiB extents)"
+
+
+def _postgresql_size(cursor: Any) -> SizeReading:
+    cursor.execute(
+        "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+    )
+    (total,) = cursor.fetchone()
+    return SizeReading(int(total), method="pg_total_relation_size of RelStorage's tables")
+
+
+def _mysql_size(cursor: Any) -> SizeReading:
+    cursor.execute(
+        "SELECT table_name FROM information_schema.TABLES "
+        "WHERE table_schema = DATABASE() AND engine = 'InnoDB'"
+    )
+    # RelStorage's MySQL connections may hand back names as bytes.
+    tables = [_text(row[0]) for row in cursor.fetchall()]
+    if not tables:
+        return SizeReading(0, method="no InnoDB tables")
+    quoted = ", ".join(f"`{name}`" for name in tables)
+    # Not to the binary log: replicas need no statistics of a benchmark's tables.
+    cursor.execute(f"ANALYZE NO_WRITE_TO_BINLOG TABLE {quoted}")
+    failed = [row for row in cursor.fetchall() if _text(row[2]).lower() == "error"]
+    if failed:
+        return SizeReading(None, f"ANALYZE TABLE failed: {_text(failed[0][3])}")
+    cursor.execute("COMMIT")  # a fresh snapshot of the refreshed statistics
+    cursor.execute(
+        "SELECT COALESCE(SUM(data_length + index_length), 0) "
+        "FROM information_schema.TABLES WHERE table_schema = DATABASE()"
+    )
+    (total,) = cursor.fetchone()
+    return SizeReading(int(total), method=MYSQL_METHOD)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _sqlite_size(cursor: Any) -> SizeReading:
+    cursor.execute("PRAGMA database_list")
+    schemas = [row[1] for row in cursor.fetchall()]
+    total = 0
+    for schema in schemas:
+        pages = _pragma(cursor, schema, "page_count") - _pragma(cursor, schema, "freelist_count")
+        total += pages * _pragma(cursor, schema, "page_size")
+    return SizeReading(total, method="SQLite pages in use")
+
+
+def _pragma(cursor: Any, schema: str, name: str) -> int:
+    cursor.execute(f'PRAGMA "{schema}".{name}')
+    return int(cursor.fetchone()[0])
+
+
+_SIZE_QUERIES = {
+    "PostgreSQLAdapter": _postgresql_size,
+    "MySQLAdapter": _mysql_size,
+    "Sqlite3Adapter": _sqlite_size,
+}
+
+
+# -- counting reads --
 
 
 def _count_reads(storage: Any) -> None:

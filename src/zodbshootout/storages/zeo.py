@@ -9,12 +9,17 @@ client connection and object (see :class:`_ThreadRequests`).
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+from ZODB.utils import z64
 
 from zodbshootout.config_keys import written
 from zodbshootout.embedded_zeo import EmbeddedZEO
 from zodbshootout.storages.base import (
+    TRACE_SUFFIX,
     CacheWorkload,
+    SizeReading,
     StorageKind,
     ThreadLoadCounter,
     median_latency_seconds,
@@ -22,6 +27,7 @@ from zodbshootout.storages.base import (
     smaller_than_data_note,
     zodb_config_factory,
 )
+from zodbshootout.storages.filestorage import file_length
 
 # loadBefore requests this process put on the wire, once counting is installed.
 _requests_sent = 0
@@ -91,6 +97,28 @@ class ZEOKind(StorageKind):
             _by_client = {}
         return _ThreadRequests(id(client), worker, shared_client, shared_oids)
 
+    def trace_client_cache(self, storage: Any, path: str) -> bool:
+        _trace(storage._cache, path)
+        return True
+
+    def size(self, storage: Any, database_factory: Any) -> SizeReading:
+        """The FileStorage an ``<embeddedzeo>`` server serves, its path read from the config."""
+        section = database_factory.config.storage
+        if not isinstance(section, EmbeddedZEO):
+            return SizeReading(
+                None,
+                "the ZEO server's storage is not visible from the client; serve a "
+                "filestorage through <embeddedzeo> to measure its size",
+            )
+        served = section.config.base
+        if not zodb_config_factory(served, "FileStorage"):
+            return SizeReading(
+                None,
+                f"the embedded ZEO server serves a {type(served).__name__}, whose size "
+                "zodbshootout can't read",
+            )
+        return file_length(served.config.path)
+
     def describe(self, storage: Any, info: dict[str, Any]) -> None:
         cache = storage._cache
         info["database"] = "zeo"
@@ -157,6 +185,59 @@ class _ThreadRequests(ThreadLoadCounter):
         else:
             oids = set(now)
         return sum(now.get(oid, 0) - self._before.get(oid, 0) for oid in oids)
+
+
+def _trace(cache: Any, path: str) -> None:
+    """ZEO's own tracing, opened at *path* whether the cache is persistent or not.
+
+    ZEO opens ``<cache file>.trace`` itself only for a persistent cache and
+    only when ZEO_CACHE_TRACE is set; its ``_setup_trace`` takes the path
+    without ".trace" and reads that variable.
+    """
+    if not path.endswith(TRACE_SUFFIX):
+        raise ValueError(f"a trace path ends with {TRACE_SUFFIX}: {path}")
+    cache._unsetup_trace()  # a trace ZEO opened itself (ZEO_CACHE_TRACE) is closed
+    saved = os.environ.get("ZEO_CACHE_TRACE")
+    os.environ["ZEO_CACHE_TRACE"] = "1"
+    try:
+        cache._setup_trace(path[: -len(TRACE_SUFFIX)])
+    finally:
+        if saved is None:
+            del os.environ["ZEO_CACHE_TRACE"]
+        else:
+            os.environ["ZEO_CACHE_TRACE"] = saved
+    if cache._tracefile is None:
+        raise OSError(f"ZEO could not open the cache trace {path}")
+    cache._trace = _one_record_per_load(cache._trace)
+
+
+#: ZEO's trace codes for a load that missed: in ``load`` and in ``loadBefore``.
+_LOAD_MISS = 0x20
+_LOAD_BEFORE_MISS = 0x24
+
+
+def _one_record_per_load(trace: Any) -> Any:
+    """ZEO's tracer, fixed in two ways for ZEO 6 on Python 3 (the records are ZEO's own).
+
+    - ``ClientCache.loadBefore`` traces a miss with ``tid=""``, which
+      ``struct.pack`` refuses: the first cold load would fail.  ZEO writes
+      ``z64`` for a tid of None; "" means the same.
+    - ``loadBefore`` calls ``load``, which traces the miss (0x20), then
+      traces it again itself (0x24): cache_stats and cache_simul would count
+      every miss twice.  The second record of the same miss is dropped; a
+      0x24 on its own (current data too new for the transaction) is kept.
+    """
+    last: list[Any] = [None, b""]  # code and oid of the previous record
+
+    def trace_once(
+        code: int, oid: bytes = b"", tid: Any = z64, end_tid: Any = z64, dlen: int = 0
+    ) -> None:
+        repeated = code == _LOAD_BEFORE_MISS and last == [_LOAD_MISS, oid]
+        last[:] = [code, oid]
+        if not repeated:
+            trace(code, oid, tid or z64, end_tid or z64, dlen)
+
+    return trace_once
 
 
 KIND = ZEOKind()

@@ -1,0 +1,102 @@
+"""Write an output file (a result, a pyperf suite, a chart) without harming what is there.
+
+The file is written to a temporary file beside the target, synced, and
+renamed over it, so a reader (or a run killed mid-write) never sees half a
+file.  Renaming over a path replaces whatever is there, so only a new name or
+an existing regular file is accepted: a device, FIFO, socket, directory or
+symbolic link is refused (``-`` is the way to say stdout).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+
+from zodbshootout.errors import UsageError
+
+#: What a path that is not a regular file is, for the refusal's message.
+_FILE_TYPES = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def check_output_target(path: str) -> None:
+    """Refuse, as a UsageError, a *path* that writing a result to would harm.
+
+    Results are written to a temporary file and renamed over the target,
+    which would turn a device, FIFO or socket into a regular file and
+    replace a symbolic link instead of what it points at.  So only a new
+    name or an existing regular file is accepted (``-`` means stdout): a
+    user who meant a stream says ``-``.  Checked before the run and again
+    at every save, since the path may change while the run goes on.
+    """
+    if path == "-":
+        return
+    if path.endswith(os.sep):
+        raise UsageError(
+            f"refusing to write {path}: a name ending in {os.sep} names a directory; "
+            "give a new or regular file's path, or - for stdout"
+        )
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None  # a new name; its directory is checked below
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+        raise UsageError(
+            f"refusing to write {path}: it is {kind}, which saving would replace; "
+            "give a new or regular file's path, or - for stdout"
+        )
+    if not os.path.isdir(directory):
+        reason = "is not a directory" if os.path.lexists(directory) else "does not exist"
+        raise UsageError(f"cannot write {path}: the directory {directory} {reason}")
+
+
+def write_atomically(path: str, content: str | bytes) -> None:
+    """Write *content* to a temporary file beside *path*, fsync it, and rename it over *path*.
+
+    ``-`` writes to stdout.  A failure leaves the previous file untouched and
+    no temporary file behind.  A *path* that is not a regular file is refused
+    (see :func:`check_output_target`).
+    """
+    if path == "-":
+        if isinstance(content, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(content)
+        else:
+            sys.stdout.write(content)
+        sys.stdout.flush()
+        return
+    check_output_target(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(
+        dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+    )
+    try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        check_output_target(path)  # again: it may have become a link meanwhile
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,183 @@
+"""One worker's phases on a raw store, with the ZODB workers' barrier discipline.
+
+Which phases mean something without ZODB:
+
+add, update
+    One write transaction of N records (the same payloads ZODB's objects
+    carry, as raw bytes: no pickling), inserted, then overwritten.
+cold
+    The read stage's workers are new processes, and each opens its store
+    handle anew (untimed) before reading: no cache of the store's library
+    (LevelDB's block cache, SQLite's page cache) holds the records.  The
+    operating system's page cache is not emptied, for ZODB's cold phase
+    neither.
+hot
+    The same handle reads the same records again: the library's own caches
+    may now answer.
+
+The others have no raw-store counterpart and get a footnote instead of a
+number (:data:`NOT_MEASURED`).  Like a ZODB worker, each step is: prepare
+(untimed) → barrier → timed transaction → barrier → checks (untimed).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zodbshootout.benchmarks import BENCHMARKS
+from zodbshootout.config import ConfigSource
+from zodbshootout.objects import ADDED, UPDATED, check_payloads, make_payloads
+from zodbshootout.phases import Step
+from zodbshootout.rawkv.backends import Store, open_store, record_key
+from zodbshootout.rawkv.section import StoreSpec
+from zodbshootout.results import PhaseTiming
+
+WRITE_PHASES = ("add", "update")
+READ_PHASES = ("cold", "hot")
+MEASURED = WRITE_PHASES + READ_PHASES
+
+#: Why a phase has no raw-store number (the table's footnote).
+NOT_MEASURED = {
+    "warm": (
+        "a raw store has no cache that outlives a process except the operating "
+        "system's page cache, which every read phase shares: warm would repeat cold"
+    ),
+    "prefetch": (
+        "a raw store answers each read in the same process, with no round trip "
+        "that prefetching could save"
+    ),
+    "open": (
+        "a raw store has no connection to open per transaction: each worker opens "
+        "its store once, before the barrier"
+    ),
+    "steamin": (
+        "nothing above a raw store keeps decoded objects, as ZODB's pickle cache "
+        "does: hot is its fastest read"
+    ),
+    **{
+        name: "a benchmark of ZODB's storage API or conflict handling, which a raw store lacks"
+        for name in BENCHMARKS
+    },
+}
+
+
+@dataclass(frozen=True)
+class RawStageTask:
+    """Everything one raw-store worker needs for one stage; crosses the process boundary."""
+
+    source: ConfigSource  # only so the process harness can mask passwords, as for ZODB
+    spec: StoreSpec
+    worker: int
+    object_count: int
+    object_size_bytes: int
+    steps: tuple[Step, ...]
+    barrier_timeout_seconds: float
+    measure_size: bool = False  # worker 0: read the store's size around each write phase
+
+    def execute(self, barrier: Any) -> list[PhaseTiming]:
+        """Run this stage in the current process (the process harness calls this)."""
+        return execute_stage(self, barrier)
+
+
+def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:
+    """The write and read stages that measure the selected phases a raw store has.
+
+    As for ZODB, the write stage always adds and updates (reads check the
+    update's values), and hot needs an earlier read on the same handle.
+    """
+    chosen = set(selected)
+    writes = [Step(phase, phase in chosen) for phase in WRITE_PHASES]
+    reads: list[Step] = []
+    if "cold" in chosen or "hot" in chosen:
+        reads.append(Step("cold", timed="cold" in chosen))
+    if "hot" in chosen:
+        reads.append(Step("hot"))
+    return writes, reads
+
+
+def execute_stage(
+    task: RawStageTask, barrier: Any, clock: Callable[[], float] = time.perf_counter
+) -> list[PhaseTiming]:
+    """Run the stage's steps on the store; return the timed steps' timings."""
+    handle = [open_store(task.spec)]
+    keys = [record_key(task.worker, index) for index in range(task.object_count)]
+    try:
+        timings = []
+        for step in task.steps:
+            if step.phase == "cold":
+                # A fresh handle: none of the library's caches hold the records.
+                handle[0].close()
+                handle[0] = open_store(task.spec)
+            store = handle[0]
+            prepared = _prepare(step.phase, task, keys)
+            sizing = task.measure_size and step.phase in WRITE_PHASES
+            # Before the first barrier no worker writes; after the second all have committed.
+            size_before = store.size_bytes() if sizing else 0
+            gc.collect()
+            barrier.wait(task.barrier_timeout_seconds)
+            start = clock()
+            outcome = _RUNS[step.phase](store, prepared)
+            end = clock()
+            barrier.wait(task.barrier_timeout_seconds)
+            growth = store.size_bytes() - size_before if sizing else None
+            if step.phase in READ_PHASES:
+                read = [value if value is not None else b"" for value in outcome]
+                check_payloads(
+                    task.worker, read, UPDATED, task.object_size_bytes, task.object_count
+                )
+            if step.timed:
+                reads = task.object_count if step.phase in READ_PHASES else 0
+                timings.append(
+                    PhaseTiming(
+                        phase=step.phase,
+                        worker=task.worker,
+                        seconds=end - start,
+                        objects=task.object_count,
+                        loads=reads,
+                        storage_loads=reads,
+                        cache_hits=None,
+                        storage_growth_bytes=growth,
+                    )
+                )
+        return timings
+    finally:
+        handle[0].close()
+
+
+def _prepare(phase: str, task: RawStageTask, keys: list[bytes]) -> Any:
+    """Untimed: the records to write, or the keys to read."""
+    if phase in WRITE_PHASES:
+        generation = ADDED if phase == "add" else UPDATED
+        payloads = make_payloads(task.worker, task.object_count, generation, task.object_size_bytes)
+        return list(zip(keys, payloads, strict=True))
+    return keys
+
+
+def _write(store: Store, items: Any) -> None:
+    store.write(items)
+
+
+def _read(store: Store, keys: Any) -> list[bytes | None]:
+    return store.read(keys)
+
+
+#: The timed part of each phase: the store's work only.
+_RUNS: dict[str, Callable[[Store, Any], Any]] = {
+    "add": _write,
+    "update": _write,
+    "cold": _read,
+    "hot": _read,
+}
+
+
+def remove_records(spec: StoreSpec) -> int:
+    """Untimed set-up before a repetition: delete the tool's records (the parent does it)."""
+    store = open_store(spec)
+    try:
+        return store.remove_ours()
+    finally:
+        store.close()

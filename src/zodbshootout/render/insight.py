@@ -1,0 +1,254 @@
+"""The rows beside the rates: cache hit rates, bytes per object, index keys per second.
+
+Pure functions of a :class:`RunResult`, like the statistics:
+
+cache hit rate (read phases)
+    hits ÷ (hits + misses), over every worker and repetition.  Hits: loads
+    the storage's client cache answered (ZEO's cache, RelStorage's local
+    cache, a persistent cache loaded at start), as the storage counts them.
+    Misses: the connections' loads (pickle-cache misses) the cache did not
+    answer.  The storage also counts a hit that no connection load made:
+    ``Connection.root()`` loads the root object from the storage directly,
+    so a read that follows finds it in the cache; that one hit per worker
+    is why a cold read shows a fraction of a percent and not 0.  A storage
+    without a client cache gets a footnote.
+memcached hit rate (read phases, RelStorage with ``cache-servers``)
+    get hits ÷ gets of the memcached servers over the phase, read by worker
+    0 between the barriers from pylibmc's ``get_stats``: the servers count
+    every client's gets, so this is all workers' (and anyone else's using
+    the same servers).
+bytes per object (add, update)
+    What the storage grew by over the phase (read by worker 0 after every
+    worker committed, untimed) ÷ the objects the phase wrote.  A storage
+    whose size can't be read gets a footnote with the reason.
+index keys per second (add, update, with ``--index-entries K``)
+    (K + 1) × the phase's objects per second: each object's container
+    entry and its K index entries (see zodbshootout.indexes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from zodbshootout.indexes import keys_per_object
+from zodbshootout.render.labels import phase_label
+from zodbshootout.results import CellKey, RunResult
+
+CACHE_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
+SIZE_PHASES = ("add", "update")
+KEY_PHASES = ("add", "update")
+
+CACHE_HIT_RATE = "cache_hit_rate"
+SHARED_CACHE_HIT_RATE = "shared_cache_hit_rate"
+BYTES_PER_OBJECT = "bytes_per_object"
+INDEX_KEYS_PER_SECOND = "index_keys_per_second"
+
+
+@dataclass(frozen=True)
+class InsightCell:
+    """One figure (with its parts, for JSON), or the footnote saying why there is none."""
+
+    value: float | None
+    text: str
+    footnote: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InsightRow:
+    kind: str  # CACHE_HIT_RATE, BYTES_PER_OBJECT or INDEX_KEYS_PER_SECOND
+    phase: str
+    object_count: int
+    label: str
+    cells: list[InsightCell]
+
+
+def index_entries(result: RunResult) -> int:
+    """The run's --index-entries (0 when not used)."""
+    return int(result.metadata.get("index_entries") or 0)
+
+
+def insight_rows(
+    result: RunResult,
+    concurrency: int,
+    rates: dict[CellKey, float | None],
+    footnotes: list[str],
+    kinds: tuple[str, ...] | None = None,
+) -> list[InsightRow]:
+    """The insight rows of one concurrency block; new footnotes are appended to *footnotes*.
+
+    *rates* holds the block's aggregated objects/s (None where unmeasured), as
+    the main table shows them; *kinds* limits the rows to those kinds (None: all).
+    """
+    wanted = {
+        CACHE_HIT_RATE: _has_cache_counts(result),
+        SHARED_CACHE_HIT_RATE: _has_shared_counts(result),
+        BYTES_PER_OBJECT: _has_size_readings(result),
+        INDEX_KEYS_PER_SECOND: bool(index_entries(result)),
+    }
+    if kinds is not None:
+        wanted = {kind: shown and kind in kinds for kind, shown in wanted.items()}
+    rows: list[InsightRow] = []
+    for count in result.object_counts:
+        for phase in result.phases:
+            if phase in CACHE_PHASES and wanted[CACHE_HIT_RATE]:
+                rows.append(_cache_row(result, concurrency, count, phase, footnotes))
+            if phase in CACHE_PHASES and wanted[SHARED_CACHE_HIT_RATE]:
+                rows.append(_shared_row(result, concurrency, count, phase, footnotes))
+            if phase in SIZE_PHASES and wanted[BYTES_PER_OBJECT]:
+                rows.append(_size_row(result, concurrency, count, phase, footnotes))
+            if phase in KEY_PHASES and wanted[INDEX_KEYS_PER_SECOND]:
+                rows.append(_keys_row(result, concurrency, count, phase, rates, footnotes))
+    return rows
+
+
+def _has_shared_counts(result: RunResult) -> bool:
+    return any(m.timing.shared_cache_hits is not None for m in result.measurements)
+
+
+def _has_cache_counts(result: RunResult) -> bool:
+    return any(m.timing.cache_hits is not None for m in result.measurements)
+
+
+def _size_descriptions(result: RunResult) -> dict[str, dict[str, Any]]:
+    """Per database: how its size was read ("method") or why not ("unknown")."""
+    databases = result.metadata.get("databases", {})
+    return {name: info["size"] for name, info in databases.items() if "size" in info}
+
+
+def _has_size_readings(result: RunResult) -> bool:
+    return bool(_size_descriptions(result))
+
+
+def not_applicable_reason(result: RunResult, key: CellKey) -> str | None:
+    """Why a raw store has no figure for this phase (the same text for every floor)."""
+    reasons = result.metadata.get("not_applicable", {}).get(key.database, {})
+    if key.phase not in reasons:
+        return None
+    return f"no {key.phase} for a raw key-value store: {reasons[key.phase]}"
+
+
+def _footnote(text: str, footnotes: list[str]) -> int:
+    if text not in footnotes:
+        footnotes.append(text)
+    return footnotes.index(text) + 1
+
+
+def _unmeasured(result: RunResult, key: CellKey, footnotes: list[str]) -> InsightCell:
+    """The cell of a phase that has no rate: the main table's reason, same footnote."""
+    failure = result.failure_for(key)
+    not_applicable = not_applicable_reason(result, key)
+    if failure is not None:
+        text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
+    elif not_applicable is not None:
+        text = not_applicable
+    elif result.interrupted:
+        text = "not measured: the run was interrupted"
+    else:
+        text = "not measured"
+    return InsightCell(None, "n/a", _footnote(text, footnotes))
+
+
+def _cache_row(
+    result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
+) -> InsightRow:
+    cells = []
+    for database in result.databases:
+        key = CellKey(database, concurrency, count, phase)
+        timings = [t for ts in result.timings_for(key).values() for t in ts]
+        if not timings:
+            cells.append(_unmeasured(result, key, footnotes))
+        elif all(t.cache_hits is None for t in timings):
+            reason = f"{database}: no client cache between the connections and the storage"
+            cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
+        else:
+            # Threads sharing one DB: worker 0 records the cache's hits for all workers.
+            hits = sum(t.cache_hits or 0 for t in timings)
+            misses = max(0, sum(t.loads for t in timings) - hits)
+            lookups = hits + misses
+            rate = hits / lookups if lookups else None
+            text = "no loads" if rate is None else f"{100 * rate:.1f} %"
+            detail = {"hits": hits, "misses": misses}
+            cells.append(InsightCell(rate, text, detail=detail))
+    label = f"{phase_label(phase, count)}: cache hit rate"
+    return InsightRow(CACHE_HIT_RATE, phase, count, label, cells)
+
+
+def _shared_row(
+    result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
+) -> InsightRow:
+    cells = []
+    for database in result.databases:
+        key = CellKey(database, concurrency, count, phase)
+        timings = [t for ts in result.timings_for(key).values() for t in ts]
+        counted = [t for t in timings if t.shared_cache_hits is not None]
+        if not timings:
+            cells.append(_unmeasured(result, key, footnotes))
+        elif not counted:
+            reason = f"{database}: no shared cache (memcached) whose servers count gets"
+            cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
+        else:
+            hits = sum(t.shared_cache_hits or 0 for t in counted)
+            misses = sum(t.shared_cache_misses or 0 for t in counted)
+            rate = hits / (hits + misses) if hits + misses else None
+            text = "no gets" if rate is None else f"{100 * rate:.1f} %"
+            cells.append(InsightCell(rate, text, detail={"hits": hits, "misses": misses}))
+    label = f"{phase_label(phase, count)}: memcached hit rate (server-wide)"
+    return InsightRow(SHARED_CACHE_HIT_RATE, phase, count, label, cells)
+
+
+def _size_row(
+    result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
+) -> InsightRow:
+    readings = _size_descriptions(result)
+    cells = []
+    for database in result.databases:
+        key = CellKey(database, concurrency, count, phase)
+        by_repetition = result.timings_for(key)
+        reading = readings.get(database, {})
+        grown = [
+            (sum(t.storage_growth_bytes or 0 for t in ts), sum(t.objects for t in ts))
+            for ts in by_repetition.values()
+            if any(t.storage_growth_bytes is not None for t in ts)
+        ]
+        if grown:
+            growth = sum(g for g, _ in grown)
+            objects = sum(n for _, n in grown)
+            per_object = growth / objects
+            detail = {"growth_bytes": growth, "objects": objects, "method": reading.get("method")}
+            cells.append(InsightCell(per_object, f"{per_object:,.0f} B", detail=detail))
+        elif not by_repetition:
+            cells.append(_unmeasured(result, key, footnotes))
+        else:
+            why = reading.get("unknown") or "its size was not read"
+            cells.append(InsightCell(None, "n/a", _footnote(f"{database}: {why}", footnotes)))
+    label = f"{phase_label(phase, count)}: bytes/object"
+    return InsightRow(BYTES_PER_OBJECT, phase, count, label, cells)
+
+
+def _keys_row(
+    result: RunResult,
+    concurrency: int,
+    count: int,
+    phase: str,
+    rates: dict[CellKey, float | None],
+    footnotes: list[str],
+) -> InsightRow:
+    entries = index_entries(result)
+    per_object = keys_per_object(entries)
+    kinds = {name: info.get("kind") for name, info in result.metadata.get("databases", {}).items()}
+    cells = []
+    for database in result.databases:
+        key = CellKey(database, concurrency, count, phase)
+        rate = rates.get(key)
+        if kinds.get(database) == "rawkv":
+            reason = f"{database}: a raw key-value floor keeps no index entries"
+            cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
+        elif rate is None:
+            cells.append(_unmeasured(result, key, footnotes))
+        else:
+            keys = rate * per_object
+            cells.append(InsightCell(keys, f"{keys:,.0f}", detail={"keys_per_object": per_object}))
+    label = f"{phase_label(phase, count)}: index keys/s (1 + {entries} per object)"
+    return InsightRow(INDEX_KEYS_PER_SECOND, phase, count, label, cells)

@@ -1,0 +1,150 @@
+"""-o and --pyperf write regular files only, and a save that fails is a failed run.
+
+In this process, without workers (--threads); the real-process cases (a FIFO,
+a socket, a device node made in tmp_path) are in tests/integration/test_hardening.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import pathlib
+
+import pytest
+
+from zodbshootout import cli, outputfile, resultfile
+from zodbshootout.errors import UsageError
+
+IN_MEMORY = """
+<zodb mem>
+  <mappingstorage/>
+</zodb>
+"""
+
+# A run that measures something in this process: one thread, one phase.
+QUICK = ("-n", "5", "-c", "1", "-r", "1", "-q", "--threads", "add")
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_target_that_becomes_a_symlink_during_the_run_is_not_replaced(tmp_path):
+    """The check is repeated at every save, not only before the run."""
+    from sample_run import sample_result
+
+    target = tmp_path / "run.json"
+    resultfile.save(sample_result(), str(target))
+    target.unlink()
+    (tmp_path / "elsewhere").write_text("keep me\n")
+    target.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UsageError, match="it is a symbolic link"):
+        resultfile.save(sample_result(), str(target))
+    assert target.is_symlink()
+    assert (tmp_path / "elsewhere").read_text() == "keep me\n"
+
+
+def test_a_regular_file_is_still_replaced_atomically(tmp_path, write_config):
+    config = write_config(IN_MEMORY)
+    target = tmp_path / "run.json"
+    target.write_text("an older run\n")
+    code, _stdout, stderr = run_main(config, *QUICK, "-o", str(target))
+    assert code == 0, stderr
+    assert resultfile.load(str(target)).databases == ["mem"]
+
+
+def _fail_at_fsync(monkeypatch, error: int = errno.ENOSPC) -> None:
+    """The disk fills while the result is written (the lowest layer of a save)."""
+
+    def full(_fd: int) -> None:
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(outputfile.os, "fsync", full)
+
+
+def test_a_failed_save_exits_non_zero_and_disowns_the_earlier_file(
+    tmp_path, write_config, monkeypatch
+):
+    config = write_config(IN_MEMORY)
+    target = tmp_path / "run.json"
+    target.write_text("an older run\n")
+    _fail_at_fsync(monkeypatch)
+    code, stdout, stderr = run_main(config, *QUICK, "-o", str(target))
+    assert code == cli.EXIT_CELLS_FAILED, stderr
+    # The measurements are still printed.
+    assert "Add 5 Objects" in stdout
+    assert f"zodbshootout: error: cannot save {target}: No space left on device" in stderr
+    assert "it still holds an earlier file, not this run's result" in stderr
+    assert "Traceback" not in stderr
+    assert target.read_text() == "an older run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json", "test.conf"]
+
+
+def test_a_failed_pyperf_save_exits_non_zero(tmp_path, write_config, monkeypatch):
+    config = write_config(IN_MEMORY)
+    target = tmp_path / "suite.json"
+    _fail_at_fsync(monkeypatch, errno.EIO)
+    code, _stdout, stderr = run_main(config, *QUICK, "--pyperf", str(target))
+    assert code == cli.EXIT_CELLS_FAILED, stderr
+    assert f"cannot save {target}: Input/output error" in stderr
+    assert not target.exists()
+
+
+def test_export_refuses_a_symlink_target(tmp_path, capsys):
+    from sample_run import sample_result
+
+    saved = tmp_path / "run.json"
+    resultfile.save(sample_result(), str(saved))
+    link = tmp_path / "suite.json"
+    link.symlink_to(tmp_path / "real.json")
+    assert cli.main(["export", str(saved), "-o", str(link)]) == 2
+    assert "refusing to write" in capsys.readouterr().err
+    assert link.is_symlink()
+    assert not (tmp_path / "real.json").exists()
+
+
+def test_plot_refuses_a_symlink_target(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from sample_run import sample_result
+
+    saved = tmp_path / "run.json"
+    resultfile.save(sample_result(), str(saved))
+    link = tmp_path / "chart.png"
+    link.symlink_to(tmp_path / "real.png")
+    assert cli.main(["plot", str(saved), "-o", str(link)]) == 2
+    assert "refusing to write" in capsys.readouterr().err
+    assert link.is_symlink()
+    assert not (tmp_path / "real.png").exists()
+
+
+def test_a_name_ending_in_a_slash_is_refused(tmp_path, write_config):
+    config = write_config(IN_MEMORY)
+    target = f"{tmp_path}/newdir/"
+    code, stdout, stderr = run_main(config, *QUICK, "-o", target)
+    assert code == 2, stderr
+    assert stdout == ""
+    assert stderr == (
+        f"zodbshootout: error: refusing to write {target}: a name ending in / names a "
+        "directory; give a new or regular file's path, or - for stdout\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["test.conf"]
+
+
+@pytest.mark.parametrize("option", ["-o", "--pyperf"])
+def test_the_configuration_itself_is_never_an_output(tmp_path, write_config, option):
+    config = write_config(IN_MEMORY)
+    before = pathlib.Path(config).read_text()
+    # The same file by another name.
+    other_name = str(tmp_path / "." / "test.conf")
+    code, _stdout, stderr = run_main(config, *QUICK, option, other_name)
+    assert code == 2, stderr
+    assert stderr == (
+        f"zodbshootout: error: refusing to write {other_name}: it is the configuration "
+        f"file {config}\n"
+    )
+    assert pathlib.Path(config).read_text() == before

@@ -1,0 +1,66 @@
+"""The <rawkv> section type and the plan of a raw store's stages (no processes)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from zodbshootout.config import ConfigError, load_config
+from zodbshootout.phases import READ_PHASES, Step
+from zodbshootout.rawkv import is_rawkv
+from zodbshootout.rawkv.stage import NOT_MEASURED, plan_stages
+
+from support import configs
+
+
+def test_rawkv_sections_are_columns_in_file_order(write_config, tmp_path):
+    path = write_config(
+        configs.rawkv("floor", "lmdb") + configs.filestorage("fs") + configs.rawkv("lite", "sqlite")
+    )
+    config = load_config(path, str(tmp_path))
+    assert config.names == ["floor", "fs", "lite"]
+    assert is_rawkv(config.databases["floor"])
+    assert not is_rawkv(config.databases["fs"])
+    spec = config.databases["floor"].spec()
+    assert spec.backend == "lmdb"
+    assert spec.path == os.path.join(str(tmp_path), "rawkv-lmdb-floor")
+    assert spec.sync is True
+
+
+def test_unknown_backend_is_a_config_error_with_its_line(write_config, tmp_path):
+    path = write_config("<rawkv x>\n  backend rocksdb\n</rawkv>\n")
+    with pytest.raises(ConfigError, match=r"test.conf:2: .*unknown rawkv backend 'rocksdb'"):
+        load_config(path, str(tmp_path))
+
+
+def test_backend_is_required(write_config, tmp_path):
+    path = write_config("<rawkv x>\n</rawkv>\n")
+    with pytest.raises(ConfigError, match="backend"):
+        load_config(path, str(tmp_path))
+
+
+def test_every_classic_read_phase_is_measured_or_explained():
+    explained = set(NOT_MEASURED)
+    assert {"cold", "hot"}.isdisjoint(explained)
+    assert set(READ_PHASES) - {"cold", "hot"} <= explained
+
+
+def test_hot_alone_reads_once_untimed_first():
+    writes, reads = plan_stages(["hot"])
+    assert writes == [Step("add", timed=False), Step("update", timed=False)]
+    assert reads == [Step("cold", timed=False), Step("hot")]
+
+
+def test_phases_without_meaning_plan_no_read_stage():
+    _writes, reads = plan_stages(["add", "warm", "prefetch", "steamin"])
+    assert reads == []
+
+
+def test_etc_floors_conf_is_local_conf_plus_two_floors(tmp_path):
+    from conftest import ETC
+
+    config = load_config(str(ETC / "floors.conf"), str(tmp_path))
+    local = load_config(str(ETC / "local.conf"), str(tmp_path))
+    assert config.names == [*local.names, "lmdb", "sqlite_kv"]
+    assert [config.databases[name].backend for name in ("lmdb", "sqlite_kv")] == ["lmdb", "sqlite"]

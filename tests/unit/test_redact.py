@@ -1,0 +1,106 @@
+"""Passwords are masked in their fields, whole; ordinary words equal to one are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from zodbshootout.redact import MASK, find_secrets, redact
+
+SPACED = "ab Spc3cret"
+
+
+def config(dsn_password: str) -> str:
+    return f"""
+<zodb pg>
+  <relstorage>
+    <postgresql>
+      dsn dbname=zodbshootout_eco user=zs password={dsn_password} host=127.0.0.1
+    </postgresql>
+  </relstorage>
+</zodb>
+"""
+
+
+def test_a_password_that_is_an_ordinary_word_masks_only_its_field():
+    text = config("zodbshootout")
+    secrets = find_secrets(text)
+    assert secrets == {"zodbshootout"}
+    masked = redact(text, secrets)
+    assert "dbname=zodbshootout_eco" in masked
+    assert f"password={MASK} host" in masked
+    hint = "the Python module 'psycopg2' is not installed: pip install '.[postgresql]'"
+    assert redact(hint, secrets) == hint
+    message = "zodbshootout: refused: its root holds keys other than 'zodbshootout'"
+    assert redact(message, secrets) == message
+
+
+@pytest.mark.parametrize("quote", ["'", '"'])
+def test_a_quoted_password_with_a_space_is_masked_whole(quote):
+    text = config(f"{quote}{SPACED}{quote}")
+    secrets = find_secrets(text)
+    assert secrets == {SPACED}
+    masked = redact(text, secrets)
+    assert f"password={quote}{MASK}{quote} host" in masked
+    for word in SPACED.split():
+        assert word not in masked
+    # The same DSN as a driver quotes it back: escaped, unquoted, or as a keyword.
+    for shown in (
+        f"dsn=\"dbname=x password=\\'{SPACED}\\' host=h\"",
+        f"connecting with password={SPACED} host=h",
+        f"connect(**{{'host': 'h', 'password': '{SPACED}'}})",
+    ):
+        masked = redact(shown, secrets)
+        assert "Spc3cret" not in masked, masked
+        assert MASK in masked
+
+
+def test_passwd_keys_urls_and_defines_are_masked():
+    text = """
+%define PW Pa55-w0rd
+%define WORD letmein
+<zodb my>
+  <relstorage>
+    <mysql>
+      passwd $PW
+    </mysql>
+  </relstorage>
+</zodb>
+<zodb other>
+  <relstorage>
+    <mysql>
+      passwd letmein
+    </mysql>
+  </relstorage>
+</zodb>
+"""
+    secrets = find_secrets(text)
+    assert secrets == {"Pa55-w0rd", "letmein"}
+    masked = redact(text, secrets)
+    assert "Pa55-w0rd" not in masked
+    assert "letmein" not in masked
+    assert f"%define PW {MASK}" in masked
+    assert f"%define WORD {MASK}" in masked
+    assert redact("mysql://zs:p%40ss@db/x", set()) == f"mysql://zs:{MASK}@db/x"
+    assert redact("redis://zs:Pa55@w0rd@db/x", {"Pa55@w0rd"}) == f"redis://zs:{MASK}@db/x"
+    assert redact("host=h passwd=x1y2 port=1", set()) == f"host=h passwd={MASK} port=1"
+
+
+def test_a_password_that_is_no_ordinary_word_is_masked_wherever_it_stands_whole():
+    secrets = {"Pa55-in-a-path-8Jw"}
+    assert redact("/data/Pa55-in-a-path-8Jw/x.fs: no such file", secrets) == (
+        f"/data/{MASK}/x.fs: no such file"
+    )
+    # Never a part of a longer word.
+    assert redact("Pa55-in-a-path-8Jwx", secrets) == "Pa55-in-a-path-8Jwx"
+
+
+def test_a_dsn_fragment_quoted_by_libpq_is_masked():
+    message = 'invalid dsn: missing "=" after "Spc3cret" in connection info string'
+    assert "Spc3cret" not in redact(message, {"ab"})
+
+
+def test_masking_leaves_text_without_passwords_alone():
+    text = "the password authentication failed for user zs (check the user and password)"
+    assert redact(text, {"zodbshootout"}) == text
+    libpq = 'connection failed:\npassword authentication failed for user "zs"'
+    assert redact(libpq, {"zodbshootout"}) == libpq
