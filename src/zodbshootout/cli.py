@@ -306,9 +306,22 @@ def _secrets_of(args: Any) -> set[str]:
         return set()
 
 
-# C901 allowed below: the run's steps and their error exits read best in one place; the
-# subcommands-as-subparsers rework (issue 12) moves part of it out.
-def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command: a run, or a subcommand; returns the exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (``zodbshootout show run.json | head``): stop
+        # quietly, as other command-line tools do.  Point stdout at the null
+        # device so that the interpreter's final flush doesn't fail again.
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        return EXIT_CELLS_FAILED
+
+
+# C901 allowed below: the run's steps and their error exits read best in one place.
+def _main(argv: Sequence[str] | None) -> int:  # noqa: C901
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return main_subcommand(argv)
@@ -381,6 +394,8 @@ def main_subcommand(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_SIGINT
+    except BrokenPipeError:
+        raise  # the reader went away: main() stops quietly
     except Exception as e:  # a bug: one line, and the traceback with --debug
         return report_error(e, argparse.Namespace(debug=debug), internal=True)
 

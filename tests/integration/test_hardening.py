@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from support import configs
 
 IN_MEMORY = """
@@ -358,3 +358,26 @@ def test_a_zeo_server_that_dies_while_packing_costs_one_line(tmp_path, write_con
     assert "Traceback" not in stderr
     assert "remote" in stdout + stderr
     assert wait_until_session_empty(cli.pid) == []
+
+
+# --- A reader that goes away: `zodbshootout show run.json | head` -------------------
+
+
+def test_a_reader_that_closes_the_pipe_gets_no_traceback():
+    import subprocess
+    import sys
+
+    saved = ROOT / "docs" / "examples" / "local.json"  # a real saved run
+    show = subprocess.Popen(
+        [sys.executable, "-m", "zodbshootout", "show", str(saved)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    # Close our end before the child has imported anything, so its first
+    # write meets a pipe with no reader (EPIPE), as `| head` does.
+    show.stdout.close()
+    _out, err = show.communicate(timeout=120)
+    assert b"Traceback" not in err, err.decode()
+    assert b"internal error" not in err, err.decode()
+    assert show.returncode == 1
