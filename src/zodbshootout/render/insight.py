@@ -135,19 +135,22 @@ def _footnote(text: str, footnotes: list[str]) -> int:
     return footnotes.index(text) + 1
 
 
-def _unmeasured(result: RunResult, key: CellKey, footnotes: list[str]) -> InsightCell:
-    """The cell of a phase that has no rate: the main table's reason, same footnote."""
+def unmeasured_reason(result: RunResult, key: CellKey) -> str:
+    """Why a cell has no figure: its failure, a raw store's lack of the phase, or the run."""
     failure = result.failure_for(key)
     not_applicable = not_applicable_reason(result, key)
     if failure is not None:
-        text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
-    elif not_applicable is not None:
-        text = not_applicable
-    elif result.interrupted:
-        text = "not measured: the run was interrupted"
-    else:
-        text = "not measured"
-    return InsightCell(None, "n/a", _footnote(text, footnotes))
+        return f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
+    if not_applicable is not None:
+        return not_applicable
+    if result.interrupted:
+        return "not measured: the run was interrupted"
+    return "not measured"
+
+
+def _unmeasured(result: RunResult, key: CellKey, footnotes: list[str]) -> InsightCell:
+    """The cell of a phase that has no rate: the main table's reason, same footnote."""
+    return InsightCell(None, "n/a", _footnote(unmeasured_reason(result, key), footnotes))
 
 
 def _cache_row(

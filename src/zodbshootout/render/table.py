@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from zodbshootout.precision import is_precise
-from zodbshootout.render.insight import InsightRow, insight_rows, not_applicable_reason
+from zodbshootout.render.insight import InsightRow, insight_rows, unmeasured_reason
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import derived_notes
 from zodbshootout.results import CellKey, RunResult
@@ -86,18 +86,11 @@ def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str])
             "a noisy machine, or a phase that needs more time (raise --max-time)"
         )
         return Cell(stats, stats.aggregate(aggregate), _footnote(footnotes, text))
-    not_applicable = not_applicable_reason(result, key)
     if stats is not None:
         # A duration the clock could not resolve: no rate to show.
         text = f"{key.database} (concurrency {key.concurrency}): too fast for the clock to time"
-    elif failure is not None:
-        text = f"{key.database} (concurrency {key.concurrency}): {failure.reason}"
-    elif not_applicable is not None:
-        text = not_applicable
-    elif result.interrupted:
-        text = "not measured: the run was interrupted"
     else:
-        text = "not measured"
+        text = unmeasured_reason(result, key)
     return Cell(None, None, _footnote(footnotes, text))
 
 
