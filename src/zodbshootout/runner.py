@@ -16,6 +16,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from zodbshootout import cachetrace, concurrency, dbstate, noise, storages
 from zodbshootout.cache_sizing import configured_cache_notes
@@ -69,27 +70,14 @@ class Runner:
     def run(self) -> RunResult:
         """Measure everything; on Ctrl-C return what was measured, marked interrupted."""
         metadata, options = self.result.metadata, self.options
-        metadata["started"] = time.time()
-        metadata.update(
-            concurrency_mode=concurrency.describe_mode(options.mode, options.threads),
-            container=describe_container(options.btrees),
-            blobs=options.blobs,
-            stopping_rule=options.stopping_rule.as_metadata(options.warmup),
-            index_entries=options.index_entries,
-            cache_trace_dir=options.cache_trace_dir,
-        )
-        if options.mode != concurrency.PROCESSES:
-            self._note(concurrency.warm_note(options.mode, options.threads))
-        if options.cache_trace_dir:
-            self._note(cachetrace.TIMING_NOTE)
+        metadata.update(started=time.time(), **_workload_metadata(options))
+        for note in _workload_notes(options):
+            self._note(note)
         floors = [name for name in self.config.names if is_rawkv(self.config.databases[name])]
         try:
             with contextlib.ExitStack() as servers:
-                ready = {
-                    name: self._set_up(servers, name)
-                    for name in self.config.names
-                    if name not in floors
-                }
+                names = [name for name in self.config.names if name not in floors]
+                ready = {name: self._set_up(servers, name) for name in names}
                 for count in options.object_counts:
                     for workers in options.concurrencies:
                         self._measure_level(ready, count, workers)
@@ -110,13 +98,12 @@ class Runner:
             addresses = servers.enter_context(embedded_servers(self.config, name))
             context = (self.options, self.secrets, report, self._note, self.result.metadata)
             dbstate.set_up_database(self.config, name, addresses, *context)
+            return addresses
         except ForeignDataError as e:
             self._refuse(name, e)
-            return None
         except Exception as e:
             self._fail_database_for(name, e)
-            return None
-        return addresses
+        return None
 
     def _measure_level(self, ready: dict[str, Addresses | None], count: int, workers: int) -> None:
         """One count and concurrency level of every database, in rounds (see rounds)."""
@@ -141,9 +128,8 @@ class Runner:
         self, name: str, addresses: Addresses, count: int, workers: int
     ) -> SessionSpec | None:
         """How *name* is measured at this level, or None (with a failure) if it can't be."""
-        options = self.options
+        options, factory = self.options, self.config.databases[name]
         # E.g. worker processes can't share a FileStorage (threads can).
-        factory = self.config.databases[name]
         reason = concurrency.mode_problem(options.mode, options.threads, workers, factory)
         if reason:
             self._fail(name, count, workers, self.result.phases, reason)
@@ -159,11 +145,10 @@ class Runner:
     def _repeat(
         self, spec: SessionSpec, count: int, repetition: int, loops: Loops
     ) -> list[PhaseTiming] | None:
-        """One repetition (0: the warm-up) of a database; None if it failed.
+        """One repetition (0: the warm-up); None if it failed.
 
-        A stage that fails costs the cell; an error in this process (a
-        populate refused by the guard, a session that can't open) costs the
-        database, as in set-up.
+        A failed stage costs the cell; an error in this process (the guard
+        refusing populate, a session that can't open) costs the database.
         """
         try:
             return self._stages(spec, count, repetition, loops)
@@ -212,28 +197,16 @@ class Runner:
         return timings
 
     def _measure_floor(self, name: str) -> None:
-        """A <rawkv> floor: the same stages in worker processes, straight on the store.
-
-        Floors are measured after the ZODB databases, -r repetitions each
-        (no warm-up, no rounds: a raw store's stages take milliseconds).
-        """
-        section = self.config.databases[name]
-        self.result.metadata.setdefault("databases", {})[name] = floor.describe(section)
-        skipped = floor.not_applicable(self.result.phases)
-        if skipped:
-            self.result.metadata.setdefault("not_applicable", {})[name] = skipped
-
-        def record(count: int, workers: int, repetition: int, timing: PhaseTiming) -> None:
-            self.result.measurements.append(Measurement(name, workers, count, repetition, timing))
+        """A <rawkv> floor's column (see rawkv.floor), after the ZODB databases."""
 
         def fail(count: int, workers: int, phases: Sequence[str], reason: str) -> None:
             self._fail(name, count, workers, tuple(phases), reason)
 
-        hooks = floor.FloorHooks(
-            functools.partial(self._report, name), record, fail, run_stage_in_processes
-        )
+        report = functools.partial(self._report, name)
         try:
-            floor.measure_floor(self.config, name, self.result.phases, self.options, hooks)
+            floor.measure_column(
+                self.config, name, self.result, self.options, report, fail, run_stage_in_processes
+            )
         except CellError as e:
             self._fail_database(name, str(e))
 
@@ -259,13 +232,33 @@ class Runner:
     def _fail_database_for(self, name: str, error: Exception) -> None:
         """A server, driver or storage error in this process costs *name*, not the run."""
         log_current_traceback(_log, f"{name} could not be measured", self.secrets)
-        is_cell_error = isinstance(error, CellError)
-        self._fail_database(
-            name, str(error) if is_cell_error else f"{type(error).__name__}: {error}"
-        )
+        reason = str(error) if isinstance(error, CellError) else f"{type(error).__name__}: {error}"
+        self._fail_database(name, reason)
 
     def _fail_database(self, name: str, reason: str) -> None:
         """Fail every cell of *name* not yet measured or failed."""
         self.result.fail_unsettled(name, one_line(redact(reason, self.secrets)))
         if self.on_database_done is not None:
             self.on_database_done(self.result)
+
+
+def _workload_metadata(options: RunOptions) -> dict[str, Any]:
+    """How the workers ran and what they stored: it changes every number."""
+    return {
+        "concurrency_mode": concurrency.describe_mode(options.mode, options.threads),
+        "container": describe_container(options.btrees),
+        "blobs": options.blobs,
+        "stopping_rule": options.stopping_rule.as_metadata(options.warmup),
+        "index_entries": options.index_entries,
+        "cache_trace_dir": options.cache_trace_dir,
+    }
+
+
+def _workload_notes(options: RunOptions) -> list[str]:
+    """What the table's rows mean under these options, when it isn't the classic meaning."""
+    notes = []
+    if options.mode != concurrency.PROCESSES:
+        notes.append(concurrency.warm_note(options.mode, options.threads))
+    if options.cache_trace_dir:
+        notes.append(cachetrace.TIMING_NOTE)
+    return notes

@@ -25,7 +25,7 @@ from zodbshootout.rawkv.stage import (
     plan_stages,
     remove_records,
 )
-from zodbshootout.results import PhaseTiming
+from zodbshootout.results import Measurement, PhaseTiming, RunResult
 
 #: What the size readings of a floor count, per backend (see rawkv.backends).
 SIZE_METHODS = {
@@ -137,3 +137,29 @@ def _problem(backend: str, mode: str, workers: int) -> str | None:
     if backend == "leveldb" and workers > 1:
         return "LevelDB can be opened by only one process at a time; measure it with -c 1"
     return None
+
+
+def measure_column(
+    config: LoadedConfig,
+    name: str,
+    result: RunResult,
+    options: Any,
+    report: Callable[[int, int, int, str], None],
+    fail: Callable[[int, int, Sequence[str], str], None],
+    run_stage: Callable[[list[Any], float], Any],
+) -> None:
+    """Floor *name*'s whole column in *result*: its description, footnoted phases, timings.
+
+    Floors are measured after the ZODB databases, -r repetitions each (no
+    warm-up, no rounds: a raw store's stages take milliseconds).
+    """
+    result.metadata.setdefault("databases", {})[name] = describe(config.databases[name])
+    skipped = not_applicable(result.phases)
+    if skipped:
+        result.metadata.setdefault("not_applicable", {})[name] = skipped
+
+    def record(count: int, workers: int, repetition: int, timing: PhaseTiming) -> None:
+        result.measurements.append(Measurement(name, workers, count, repetition, timing))
+
+    hooks = FloorHooks(report, record, fail, run_stage)
+    measure_floor(config, name, result.phases, options, hooks)
