@@ -168,8 +168,12 @@ def serve(request: ServerRequest, report: Any = None) -> None:
     signal.signal(signal.SIGINT, shut_down)
 
     def watch_parent() -> None:
-        # Our stdin is the runner's pipe: EOF means the runner is gone.
-        sys.stdin.buffer.read()
+        # Our stdin is the runner's pipe: EOF means the runner is gone.  Read
+        # the file descriptor, not sys.stdin: a daemon thread blocked inside
+        # the buffered reader holds its lock, and the interpreter's exit then
+        # waits a second for that lock and aborts ("Fatal Python error").
+        while os.read(sys.stdin.fileno(), 4096):
+            pass
         shut_down()
 
     threading.Thread(target=watch_parent, daemon=True, name="watch-parent").start()
