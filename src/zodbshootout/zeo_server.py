@@ -98,6 +98,17 @@ class ZEOServerProcess:
     def alive(self) -> bool:
         return self._process.poll() is None
 
+    @property
+    def exit_code(self) -> int | None:
+        """The server's exit code once it has stopped (negative: the signal that ended it)."""
+        return self._process.poll()
+
+    def close_pipe(self) -> None:
+        """Close the server's stdin, as the runner's death would; it then stops by itself."""
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.closed:
+            stdin.close()
+
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after a grace period)."""
         process = self._process
