@@ -1,11 +1,12 @@
 """Measure every database of a configuration: the cell loop.
 
-Every database's embedded ZEO servers start first and stay up for the run;
-each database is described (dbinfo) and prepared (dbstate).  Then each object
-count and concurrency level measures all databases in rounds (see rounds):
-a warm-up repetition each, then a repetition of each per round.  A
-repetition resets the containers and runs the write and the read stage in a
-session of the concurrency mode.  A failure costs only the cells it concerns.
+Every database's embedded ZEO servers start first, side by side, and stay up
+for the run; each database is described (dbinfo) and prepared (dbstate).
+Then each object count and concurrency level measures all databases in
+rounds (see rounds): a warm-up repetition each, then a repetition of each per
+round.  A repetition resets the containers and runs the write and the read
+stage in a session of the concurrency mode.  A failure costs only the cells
+it concerns.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 from zodbshootout.rounds import Loops, measure_in_rounds
 from zodbshootout.storage import ForeignDataError
 from zodbshootout.workload import describe_container
-from zodbshootout.zeo_server import embedded_servers
+from zodbshootout.zeo_server import EmbeddedServers, embedded_servers
 
 _log = logging.getLogger(__name__)
 Addresses = list[tuple[str, int]]
@@ -75,8 +76,8 @@ class Runner:
             self._note(note)
         floors = [name for name in self.config.names if is_rawkv(self.config.databases[name])]
         try:
-            with contextlib.ExitStack() as servers:
-                names = [name for name in self.config.names if name not in floors]
+            names = [name for name in self.config.names if name not in floors]
+            with embedded_servers(self.config, names) as servers:
                 ready = {name: self._set_up(servers, name) for name in names}
                 for count in options.object_counts:
                     for workers in options.concurrencies:
@@ -90,12 +91,12 @@ class Runner:
         metadata["finished"] = time.time()
         return self.result
 
-    def _set_up(self, servers: contextlib.ExitStack, name: str) -> Addresses | None:
-        """Start *name*'s servers (up for the whole run), describe it, prepare its state."""
+    def _set_up(self, servers: EmbeddedServers, name: str) -> Addresses | None:
+        """Wait for *name*'s servers (up for the whole run), describe it, prepare its state."""
         first = (self.options.object_counts[0], self.options.concurrencies[0])
         report = functools.partial(self._report, name, *first, 1)
         try:
-            addresses = servers.enter_context(embedded_servers(self.config, name))
+            addresses = servers.addresses(name)
             context = (self.options, self.secrets, report, self._note, self.result.metadata)
             dbstate.set_up_database(self.config, name, addresses, *context)
             return addresses

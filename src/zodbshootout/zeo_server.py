@@ -60,7 +60,25 @@ class ZEOServerProcess:
         assert self._process.stdin is not None
         self._process.stdin.write(json.dumps(_encode(request)).encode() + b"\n")
         self._process.stdin.flush()
-        self.address = self._read_address()
+        self._address: tuple[str, int] | None = None
+        self._asked_to_stop = False
+        self._start_error: CellError | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where the server listens: waits until it reports; CellError if it did not start.
+
+        The constructor does not wait, so several servers start side by side.
+        """
+        if self._start_error is not None:
+            raise self._start_error
+        if self._address is None:
+            try:
+                self._address = self._read_address()
+            except CellError as e:
+                self._start_error = e
+                raise
+        return self._address
 
     @property
     def pid(self) -> int:
@@ -109,11 +127,21 @@ class ZEOServerProcess:
         if stdin is not None and not stdin.closed:
             stdin.close()
 
+    def ask_to_stop(self) -> None:
+        """Send SIGTERM without waiting (stop() waits), so that servers stop side by side.
+
+        Only once: a second SIGTERM can arrive after the exiting interpreter
+        has put back the default handler, and would kill it mid-exit.
+        """
+        if self._process.poll() is None and not self._asked_to_stop:
+            self._asked_to_stop = True
+            self._process.send_signal(signal.SIGTERM)
+
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after a grace period)."""
         process = self._process
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            self.ask_to_stop()  # unless already asked
             try:
                 process.wait(STOP_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
@@ -134,18 +162,54 @@ class ZEOServerProcess:
         self.stop()
 
 
-@contextlib.contextmanager
-def embedded_servers(config: LoadedConfig, name: str) -> Iterator[list[tuple[str, int]]]:
-    """Start database *name*'s embedded ZEO servers; yield their addresses; always stop them."""
-    from zodbshootout.storages import embedded_zeo_sections
+class EmbeddedServers:
+    """The embedded ZEO servers of several databases, launched together.
 
-    with contextlib.ExitStack() as stack:
-        addresses = []
-        for index in range(len(embedded_zeo_sections(config.databases[name]))):
-            server = ZEOServerProcess(ServerRequest(config.source, name, index))
-            stack.callback(server.stop)
-            addresses.append(server.address)
-        yield addresses
+    Each server spends about half a second importing ZEO and opening its
+    storage; launched together they do that side by side, and the runner
+    waits for each database's servers only when it sets that database up.
+    """
+
+    def __init__(self, config: LoadedConfig, names: list[str]) -> None:
+        from zodbshootout.storages import embedded_zeo_sections
+
+        self._servers: dict[str, list[ZEOServerProcess]] = {}
+        self._launch_errors: dict[str, Exception] = {}
+        for name in names:
+            servers = self._servers[name] = []
+            try:
+                for index in range(len(embedded_zeo_sections(config.databases[name]))):
+                    servers.append(ZEOServerProcess(ServerRequest(config.source, name, index)))
+            except Exception as e:  # e.g. OSError: too many open files
+                self._launch_errors[name] = e
+
+    def launched(self) -> list[ZEOServerProcess]:
+        """Every server launched, in the databases' order."""
+        return [server for servers in self._servers.values() for server in servers]
+
+    def addresses(self, name: str) -> list[tuple[str, int]]:
+        """Wait for database *name*'s servers; their addresses, or why one did not start."""
+        if name in self._launch_errors:
+            raise self._launch_errors[name]
+        return [server.address for server in self._servers[name]]
+
+    def stop(self) -> None:
+        """Stop every server: all are asked first, then each is waited for."""
+        everyone = self.launched()
+        for server in everyone:
+            server.ask_to_stop()
+        for server in everyone:
+            server.stop()
+
+
+@contextlib.contextmanager
+def embedded_servers(config: LoadedConfig, names: list[str]) -> Iterator[EmbeddedServers]:
+    """Launch the embedded ZEO servers of databases *names*; always stop them at the end."""
+    servers = EmbeddedServers(config, names)
+    try:
+        yield servers
+    finally:
+        servers.stop()
 
 
 def _encode(request: ServerRequest) -> dict[str, Any]:
@@ -185,7 +249,9 @@ def serve(request: ServerRequest, report: Any = None) -> None:
         # waits a second for that lock and aborts ("Fatal Python error").
         while os.read(sys.stdin.fileno(), 4096):
             pass
-        shut_down()
+        # Stop as SIGTERM would, in the main thread: closing the server from
+        # here would race the loop for the storage's files.
+        os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch_parent, daemon=True, name="watch-parent").start()
     host, port = server.acceptor.addr[:2]

@@ -1,14 +1,18 @@
-"""The embedded ZEO server stops cleanly: on SIGTERM and when the runner's pipe closes."""
+"""The embedded ZEO servers: launched side by side, and stopped cleanly (SIGTERM, closed pipe)."""
 
 from __future__ import annotations
 
+import pathlib
 import time
 
+import pytest
 import transaction
 import ZEO
+from ZODB.FileStorage import FileStorage
 
 from zodbshootout.config import load_config
-from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess
+from zodbshootout.errors import CellError
+from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess, embedded_servers
 
 from support import configs
 
@@ -46,3 +50,23 @@ def test_a_closed_pipe_stops_the_server_by_itself(write_config, data_dir):
         assert server.exit_code == 0
     finally:
         server.stop()
+
+
+def test_servers_of_several_databases_start_side_by_side(write_config, data_dir):
+    text = "".join(configs.embedded_zeo(name) for name in ("first", "locked", "last"))
+    config = load_config(write_config(text), str(data_dir))
+    # Holding its FileStorage's lock here makes the middle server fail to start.
+    holder = FileStorage(str(pathlib.Path(data_dir) / "locked.fs"))
+    try:
+        with embedded_servers(config, ["first", "locked", "last"]) as servers:
+            # Every server was launched before anyone asked for an address.
+            launched = servers.launched()
+            assert len(launched) == 3
+            with pytest.raises(CellError, match="did not start: LockError"):
+                servers.addresses("locked")
+            for name in ("first", "last"):
+                [address] = servers.addresses(name)
+                ZEO.DB(address).close()
+    finally:
+        holder.close()
+    assert [server.exit_code == 0 for server in launched] == [True, False, True]
