@@ -49,10 +49,10 @@ from ZODB.Connection import TransactionMetaData
 from ZODB.POSException import ConflictError
 from ZODB.utils import z64
 
+from zodbshootout.database import ROOT_KEY, connection_in_transaction, container_of
 from zodbshootout.errors import CellError, DataMismatch
 from zodbshootout.objects import UPDATED, BenchmarkObject, check_payloads, make_payloads
 from zodbshootout.phase_record import READ, Phase, WorkerScope
-from zodbshootout.storage import ROOT_KEY, connection_in_transaction, container_of
 
 #: Key of the benchmarks' shared objects below root[ROOT_KEY].
 AREA_KEY = "benchmarks"

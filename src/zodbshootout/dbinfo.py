@@ -12,8 +12,8 @@ from typing import Any
 
 from zodbshootout import storages
 from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout.database import open_database
 from zodbshootout.redact import redact
-from zodbshootout.storage import open_database
 from zodbshootout.storages.base import median_latency_seconds
 from zodbshootout.storagesize import storage_size
 

@@ -38,17 +38,17 @@ from BTrees.LOBTree import LOBTree
 
 from zodbshootout import benchmarks, indexes, storages
 from zodbshootout.config import LoadedConfig
-from zodbshootout.dbinfo import probe_database
-from zodbshootout.errors import UsageError
-from zodbshootout.objects import BenchmarkObject, make_payload
-from zodbshootout.options import GEVENT, RunOptions
-from zodbshootout.storage import (
+from zodbshootout.database import (
     ROOT_KEY,
     check_root_is_ours,
     connection_in_transaction,
     open_database,
     populate,
 )
+from zodbshootout.dbinfo import probe_database
+from zodbshootout.errors import UsageError
+from zodbshootout.objects import BenchmarkObject, make_payload
+from zodbshootout.options import GEVENT, RunOptions
 from zodbshootout.workload import container_factory
 
 #: Key of the filler objects below root[ROOT_KEY].

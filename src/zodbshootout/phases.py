@@ -31,6 +31,7 @@ from typing import Any
 import transaction
 
 from zodbshootout import benchmarks, blobs, caches, indexes
+from zodbshootout.database import container_of
 from zodbshootout.objects import ADDED, UPDATED, BenchmarkObject, check_payloads, make_payloads
 from zodbshootout.phase_record import (
     PICKLE,
@@ -40,7 +41,6 @@ from zodbshootout.phase_record import (
     Phase,
     WorkerScope,
 )
-from zodbshootout.storage import container_of
 
 __all__ = ["ALL_PHASES", "PHASES", "READ_PHASES", "REGISTRY", "WRITE_PHASES", "Phase", "Step"]
 __all__ += ["WorkerScope", "counts_conflicts", "phases_failed_with", "plan_stages"]

@@ -24,6 +24,7 @@ from zodbshootout.cache_sizing import configured_cache_notes
 from zodbshootout.concurrency import SessionSpec, session_spec, stage_tasks
 from zodbshootout.concurrency.processes import run_stage_in_processes
 from zodbshootout.config import LoadedConfig
+from zodbshootout.database import ForeignDataError
 from zodbshootout.diagnostics import log_current_traceback
 from zodbshootout.errors import CellError
 from zodbshootout.options import RunOptions
@@ -35,7 +36,6 @@ from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
 from zodbshootout.rounds import Loops, measure_in_rounds
-from zodbshootout.storage import ForeignDataError
 from zodbshootout.workload import describe_container
 from zodbshootout.zeo_server import EmbeddedServers, embedded_servers
 

@@ -16,8 +16,8 @@ import transaction
 from zodbshootout.cachesim import observed, simulate
 from zodbshootout.cachetrace import trace_on_open, trace_path
 from zodbshootout.config import load_config
+from zodbshootout.database import container_of, open_database, populate
 from zodbshootout.objects import BenchmarkObject
-from zodbshootout.storage import container_of, open_database, populate
 from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess
 
 from conftest import run_cli

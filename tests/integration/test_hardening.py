@@ -132,8 +132,8 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
     from zodbshootout.concurrency import processes
     from zodbshootout.concurrency.worker import StageTask
     from zodbshootout.config import load_config
+    from zodbshootout.database import open_database, populate
     from zodbshootout.phases import plan_stages
-    from zodbshootout.storage import open_database, populate
 
     config = load_config(write_config(configs.sqlite("db")), data_dir)
     db = open_database(config.source, "db", [], client_label="populate", config=config)

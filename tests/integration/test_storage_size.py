@@ -8,8 +8,8 @@ import pytest
 import transaction
 
 from zodbshootout.config import load_config
+from zodbshootout.database import container_of, open_database, populate
 from zodbshootout.objects import BenchmarkObject
-from zodbshootout.storage import container_of, open_database, populate
 from zodbshootout.storagesize import storage_size
 from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess
 

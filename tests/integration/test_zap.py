@@ -15,8 +15,8 @@ import pytest
 import ZODB
 
 from zodbshootout.config import load_config
+from zodbshootout.database import ROOT_KEY
 from zodbshootout.dbstate import FILLER_KEY
-from zodbshootout.storage import ROOT_KEY
 
 from conftest import run_cli
 

@@ -15,8 +15,8 @@ from ZODB.MappingStorage import MappingStorage
 
 from zodbshootout import dbstate, storages
 from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout.database import ROOT_KEY, ForeignDataError, populate
 from zodbshootout.errors import UsageError
-from zodbshootout.storage import ROOT_KEY, ForeignDataError, populate
 
 DATABASES = ["zeo_fs", "sqlite", "zeo_pcache"]
 

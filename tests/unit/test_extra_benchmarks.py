@@ -13,6 +13,7 @@ import ZODB
 from ZODB.MappingStorage import MappingStorage
 
 from zodbshootout import benchmarks, phases
+from zodbshootout.database import ROOT_KEY, populate
 from zodbshootout.errors import DataMismatch
 from zodbshootout.options import RunOptions
 from zodbshootout.phases import ALL_PHASES, PHASES, Step, WorkerScope, plan_stages
@@ -20,7 +21,6 @@ from zodbshootout.render.csv import format_csv
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import conflict_notes
 from zodbshootout.results import Measurement, PhaseTiming, RunResult
-from zodbshootout.storage import ROOT_KEY, populate
 
 N = 12
 SIZE = 32

@@ -21,9 +21,9 @@ from ZODB.MappingStorage import MappingStorage
 from zodbshootout import blobs, cli, concurrency, workload
 from zodbshootout.concurrency import thread_counting, threads
 from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout.database import ROOT_KEY, populate
 from zodbshootout.objects import BenchmarkObject
 from zodbshootout.options import RunOptions
-from zodbshootout.storage import ROOT_KEY, populate
 
 
 def options_for(*argv: str) -> RunOptions:

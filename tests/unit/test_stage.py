@@ -7,9 +7,9 @@ import pytest
 
 from zodbshootout.concurrency.worker import StageTask, execute_stage
 from zodbshootout.config import load_config
+from zodbshootout.database import open_database, populate
 from zodbshootout.errors import DataMismatch
 from zodbshootout.phases import Step, plan_stages
-from zodbshootout.storage import open_database, populate
 
 from support import configs
 

@@ -35,9 +35,9 @@ from typing import IO, Any
 
 from zodbshootout import storages
 from zodbshootout.concurrency.worker import StageOutcome
+from zodbshootout.database import ForeignDataError
 from zodbshootout.drivers import install_hint
 from zodbshootout.errors import CellError, UsageError
-from zodbshootout.storage import ForeignDataError
 
 _PROGRAM = (
     "from gevent import monkey; monkey.patch_all(); "

@@ -21,9 +21,9 @@ from zodbshootout.concurrency import thread_counting
 from zodbshootout.concurrency.session import SHARED, SessionSpec
 from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
 from zodbshootout.config import parse_source
+from zodbshootout.database import ROOT_KEY, open_database
 from zodbshootout.drivers import describe_open_error
 from zodbshootout.errors import CellError
-from zodbshootout.storage import ROOT_KEY, open_database
 
 #: Seconds a stage's threads get beyond the stage timeout to notice a broken barrier.
 _JOIN_GRACE_SECONDS = 5.0

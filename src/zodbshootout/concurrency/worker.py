@@ -17,12 +17,12 @@ from typing import Any, Protocol
 from zodbshootout import caches, cachetrace, diagnostics, faults, phases, storages
 from zodbshootout.cache_sizing import CacheWorkload
 from zodbshootout.config import ConfigSource, parse_source
+from zodbshootout.database import open_database
 from zodbshootout.faults import Fault
 from zodbshootout.phase_record import WRITE
 from zodbshootout.phases import Phase, Step, WorkerScope
 from zodbshootout.redact import find_secrets
 from zodbshootout.results import PhaseTiming
-from zodbshootout.storage import open_database
 from zodbshootout.storagesize import storage_size
 
 
