@@ -27,21 +27,6 @@ MEMCACHED_HOST = os.environ.get("ZODBSHOOTOUT_MEMCACHED_HOST", "127.0.0.1")
 MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "11211"))
 
 
-# Tests that read or reset server-wide state of the shared memcached (its
-# statistics, flush_all), or take a fixed port (etc/zeo.conf's 24003), must
-# not overlap: the suite runs in pytest-xdist workers (pyproject's addopts).
-SERIAL_GROUP = "shared-memcached"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group tests for pytest-xdist's ``--dist loadgroup``: a module's tests stay
-    together in one worker (module fixtures run once), and every test marked
-    ``memcached`` runs in the same worker, one after the other."""
-    for item in items:
-        group = SERIAL_GROUP if item.get_closest_marker("memcached") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 def reachable(host: str, port: int, timeout: float = 1.0) -> str | None:
     """None when something listens at host:port, else the reason it doesn't."""
     try:

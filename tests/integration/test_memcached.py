@@ -17,7 +17,8 @@ from zodbshootout.config import load_config
 from zodbshootout.options import RunOptions
 from zodbshootout.runner import Runner
 
-from conftest import MEMCACHED_HOST, MEMCACHED_PORT, MYSQL_HOST, MYSQL_PORT, require_server
+from conftest import MYSQL_HOST, MYSQL_PORT
+from support.local import memcached
 
 pytestmark = [pytest.mark.memcached, pytest.mark.mysql]
 
@@ -25,8 +26,15 @@ N = 30
 CONCURRENCY = 2
 
 
-def memcached_stats() -> dict[str, int]:
-    with socket.create_connection((MEMCACHED_HOST, MEMCACHED_PORT), timeout=5) as s:
+@pytest.fixture(scope="module")
+def memcached_port():
+    """This module's own memcached: its statistics move only with these tests."""
+    with memcached() as port:
+        yield port
+
+
+def memcached_stats(port: int) -> dict[str, int]:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"stats\r\n")
         data = b""
         while not data.endswith(b"END\r\n"):
@@ -40,13 +48,12 @@ def memcached_stats() -> dict[str, int]:
 
 
 @pytest.fixture
-def mysql_mc_config(write_config, mysql_database):
-    require_server("memcached")
+def mysql_mc_config(write_config, mysql_database, memcached_port):
     pytest.importorskip("pylibmc", reason="pylibmc is not installed")
-    return write_config(f"""
+    path = write_config(f"""
         <zodb mysql_mc>
           <relstorage>
-            cache-servers {MEMCACHED_HOST}:{MEMCACHED_PORT}
+            cache-servers 127.0.0.1:{memcached_port}
             cache-module-name relstorage.pylibmc_wrapper
             cache-prefix {mysql_database}
             <mysql>
@@ -59,17 +66,19 @@ def mysql_mc_config(write_config, mysql_database):
           </relstorage>
         </zodb>
     """)
+    return path, memcached_port
 
 
-def run_phases(config_path: str, data_dir: str, *phases: str) -> dict[str, int]:
+def run_phases(config: tuple[str, int], data_dir: str, *phases: str) -> dict[str, int]:
     """Run the phases; return how memcached's counters moved meanwhile."""
-    before = memcached_stats()
+    config_path, port = config
+    before = memcached_stats(port)
     options = RunOptions(
         object_counts=(N,), concurrencies=(CONCURRENCY,), repetitions=1, phases=phases
     )
     result = Runner(load_config(config_path, data_dir), options).run()
     assert not result.failures, result.failures
-    after = memcached_stats()
+    after = memcached_stats(port)
     return {key: after[key] - before.get(key, 0) for key in after}
 
 
@@ -91,20 +100,21 @@ def test_cold_and_prefetch_empty_memcached(mysql_mc_config, data_dir):
 
 def test_table_explains_what_memcached_can_do(mysql_mc_config, data_dir):
     options = RunOptions(object_counts=(N,), concurrencies=(1,), repetitions=1, phases=("warm",))
-    result = Runner(load_config(mysql_mc_config, data_dir), options).run()
+    result = Runner(load_config(mysql_mc_config[0], data_dir), options).run()
     assert any("shared cache" in note and "warm" in note for note in result.notes)
 
 
 def test_worker_0_counts_memcached_gets_per_phase(mysql_mc_config, data_dir):
     from zodbshootout.render.insight import SHARED_CACHE_HIT_RATE, insight_rows
 
-    before = memcached_stats()
+    config_path, port = mysql_mc_config
+    before = memcached_stats(port)
     options = RunOptions(
         object_counts=(N,), concurrencies=(CONCURRENCY,), repetitions=1, phases=("cold", "hot")
     )
-    result = Runner(load_config(mysql_mc_config, data_dir), options).run()
+    result = Runner(load_config(config_path, data_dir), options).run()
     assert not result.failures, result.failures
-    after = memcached_stats()
+    after = memcached_stats(port)
     counted = [
         m.timing
         for m in result.measurements
@@ -112,7 +122,7 @@ def test_worker_0_counts_memcached_gets_per_phase(mysql_mc_config, data_dir):
     ]
     # Worker 0 of each timed read phase, not the others.
     assert sorted((t.phase, t.worker) for t in counted) == [("cold", 0), ("hot", 0)]
-    # Server-wide counts over the phases only: within the run's (other clients may add).
+    # Server-wide counts over the phases only: within the whole run's.
     gets = sum(t.shared_cache_hits + t.shared_cache_misses for t in counted)
     assert 0 <= gets <= after["cmd_get"] - before["cmd_get"]
     rows = [r for r in insight_rows(result, CONCURRENCY, {}, []) if r.kind == SHARED_CACHE_HIT_RATE]

@@ -1,4 +1,4 @@
-"""Servers a test starts on 127.0.0.1 for itself: a free port, waiting for it, runzeo.
+"""Servers a test starts on 127.0.0.1 for itself: a free port, waiting for it, runzeo, memcached.
 
 Each helper here used to be written again in the test modules that needed it.
 """
@@ -6,12 +6,16 @@ Each helper here used to be written again in the test modules that needed it.
 from __future__ import annotations
 
 import contextlib
+import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+
+import pytest
 
 
 def free_port() -> int:
@@ -62,4 +66,32 @@ def runzeo(path: pathlib.Path) -> Iterator[tuple[subprocess.Popen, int]]:
     finally:
         if process.poll() is None:
             process.kill()
+        process.wait()
+
+
+@contextlib.contextmanager
+def memcached() -> Iterator[int]:
+    """A memcached of the test's own on 127.0.0.1; yields its port.
+
+    A test that reads memcached's server-wide statistics (gets, sets,
+    flushes) needs a server no other test (or worker) uses meanwhile.
+    Skips with the reason when memcached isn't installed.
+    """
+    program = shutil.which("memcached") or shutil.which("memcached", path="/usr/bin")
+    if program is None:
+        pytest.skip("memcached is not installed (etc/provision.sh installs it)")
+    port = free_port()
+    # memcached refuses to run as root unless told which user to be.
+    user = ["-u", "root"] if os.geteuid() == 0 else []
+    process = subprocess.Popen(
+        [program, *user, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "64"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process=process)
+        yield port
+    finally:
+        process.kill()
         process.wait()
