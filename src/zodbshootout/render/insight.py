@@ -33,7 +33,7 @@ from typing import Any
 
 from zodbshootout.indexes import keys_per_object
 from zodbshootout.render.labels import phase_label
-from zodbshootout.results import CellKey, RunResult
+from zodbshootout.results import CellKey, PhaseTiming, RunResult
 
 CACHE_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
 SIZE_PHASES = ("add", "update")
@@ -159,7 +159,7 @@ def _cache_row(
     cells = []
     for database in result.databases:
         key = CellKey(database, concurrency, count, phase)
-        timings = [t for ts in result.timings_for(key).values() for t in ts]
+        timings = _cell_timings(result, key)
         if not timings:
             cells.append(_unmeasured(result, key, footnotes))
         elif all(t.cache_hits is None for t in timings):
@@ -169,11 +169,7 @@ def _cache_row(
             # Threads sharing one DB: worker 0 records the cache's hits for all workers.
             hits = sum(t.cache_hits or 0 for t in timings)
             misses = max(0, sum(t.loads for t in timings) - hits)
-            lookups = hits + misses
-            rate = hits / lookups if lookups else None
-            text = "no loads" if rate is None else f"{100 * rate:.1f} %"
-            detail = {"hits": hits, "misses": misses}
-            cells.append(InsightCell(rate, text, detail=detail))
+            cells.append(_hit_rate_cell(hits, misses, "no loads"))
     label = f"{phase_label(phase, count)}: cache hit rate"
     return InsightRow(CACHE_HIT_RATE, phase, count, label, cells)
 
@@ -184,7 +180,7 @@ def _shared_row(
     cells = []
     for database in result.databases:
         key = CellKey(database, concurrency, count, phase)
-        timings = [t for ts in result.timings_for(key).values() for t in ts]
+        timings = _cell_timings(result, key)
         counted = [t for t in timings if t.shared_cache_hits is not None]
         if not timings:
             cells.append(_unmeasured(result, key, footnotes))
@@ -194,11 +190,22 @@ def _shared_row(
         else:
             hits = sum(t.shared_cache_hits or 0 for t in counted)
             misses = sum(t.shared_cache_misses or 0 for t in counted)
-            rate = hits / (hits + misses) if hits + misses else None
-            text = "no gets" if rate is None else f"{100 * rate:.1f} %"
-            cells.append(InsightCell(rate, text, detail={"hits": hits, "misses": misses}))
+            cells.append(_hit_rate_cell(hits, misses, "no gets"))
     label = f"{phase_label(phase, count)}: memcached hit rate (server-wide)"
     return InsightRow(SHARED_CACHE_HIT_RATE, phase, count, label, cells)
+
+
+def _cell_timings(result: RunResult, key: CellKey) -> list[PhaseTiming]:
+    """Every worker's timing in every repetition of the cell *key*."""
+    return [timing for timings in result.timings_for(key).values() for timing in timings]
+
+
+def _hit_rate_cell(hits: int, misses: int, no_lookups: str) -> InsightCell:
+    """A hit-rate cell; *no_lookups* is its text when nothing was looked up."""
+    lookups = hits + misses
+    rate = hits / lookups if lookups else None
+    text = no_lookups if rate is None else f"{100 * rate:.1f} %"
+    return InsightCell(rate, text, detail={"hits": hits, "misses": misses})
 
 
 def _size_row(
