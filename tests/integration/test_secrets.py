@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import subprocess
 
 import pytest
 
@@ -42,6 +43,21 @@ def everything_written(done, *places: pathlib.Path) -> str:
             if path.is_file():
                 parts.append(path.read_bytes().decode("utf-8", errors="replace"))
     return "\n".join(parts)
+
+
+def run_writing_everything(
+    config: str, tmp_path: pathlib.Path, concurrency: int = 1
+) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
+    """Run *config* with --debug, a result file and profiles in tmp_path/out.
+
+    Returns the finished command and that directory, whose every file the
+    test then searches for passwords.
+    """
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ("-n", "10", "-c", str(concurrency), "-r", "1", "--debug")
+    done = run_cli(config, *args, "-o", str(out / "run.json"), "-p", str(out / "profiles"))
+    return done, out
 
 
 def assert_no_password(text: str) -> None:
@@ -110,22 +126,7 @@ def test_postgresql_passwords_stay_secret(postgresql_role, tmp_path, write_confi
           </relstorage>
         </zodb>
     """)  # noqa: E501
-    out = tmp_path / "out"
-    out.mkdir()
-    done = run_cli(
-        config,
-        "-n",
-        "10",
-        "-c",
-        "1",
-        "-r",
-        "1",
-        "--debug",
-        "-o",
-        str(out / "run.json"),
-        "-p",
-        str(out / "profiles"),
-    )
+    done, out = run_writing_everything(config, tmp_path)
 
     # The run did what it should: one database measured, one failed with its reason.
     assert done.returncode == 1, done.stderr[-2000:]
@@ -152,22 +153,7 @@ def test_mysql_wrong_password_is_reported_without_it(mysql_user, tmp_path, write
           </relstorage>
         </zodb>
     """)
-    out = tmp_path / "out"
-    out.mkdir()
-    done = run_cli(
-        config,
-        "-n",
-        "10",
-        "-c",
-        "1",
-        "-r",
-        "1",
-        "--debug",
-        "-o",
-        str(out / "run.json"),
-        "-p",
-        str(out / "profiles"),
-    )
+    done, out = run_writing_everything(config, tmp_path)
 
     # One database, and it can't be used: exit 2, the reason says what to check.
     assert done.returncode == 2, done.stderr[-2000:]
@@ -237,22 +223,7 @@ def test_wrong_and_right_postgresql_passwords_stay_secret(
           </relstorage>
         </zodb>
     """)
-    out = tmp_path / "out"
-    out.mkdir()
-    done = run_cli(
-        config,
-        "-n",
-        "10",
-        "-c",
-        "2",
-        "-r",
-        "1",
-        "--debug",
-        "-o",
-        str(out / "run.json"),
-        "-p",
-        str(out / "profiles"),
-    )
+    done, out = run_writing_everything(config, tmp_path, concurrency=2)
 
     assert done.returncode == 1, done.stderr[-2000:]
     add_row = next(line for line in done.stdout.splitlines() if line.startswith('"Add'))
