@@ -28,6 +28,7 @@ index keys per second (add, update, with ``--index-entries K``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,10 +93,9 @@ def insight_rows(
     rows: list[InsightRow] = []
     for count in result.object_counts:
         for phase in result.phases:
-            if phase in CACHE_PHASES and wanted[CACHE_HIT_RATE]:
-                rows.append(_cache_row(result, concurrency, count, phase, footnotes))
-            if phase in CACHE_PHASES and wanted[SHARED_CACHE_HIT_RATE]:
-                rows.append(_shared_row(result, concurrency, count, phase, footnotes))
+            for kind in (CACHE_HIT_RATE, SHARED_CACHE_HIT_RATE):
+                if phase in CACHE_PHASES and wanted[kind]:
+                    rows.append(_hit_rate_row(result, kind, concurrency, count, phase, footnotes))
             if phase in SIZE_PHASES and wanted[BYTES_PER_OBJECT]:
                 rows.append(_size_row(result, concurrency, count, phase, footnotes))
             if phase in KEY_PHASES and wanted[INDEX_KEYS_PER_SECOND]:
@@ -153,46 +153,73 @@ def _unmeasured(result: RunResult, key: CellKey, footnotes: list[str]) -> Insigh
     return InsightCell(None, "n/a", _footnote(unmeasured_reason(result, key), footnotes))
 
 
-def _cache_row(
-    result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
+def _client_cache_counts(timings: list[PhaseTiming]) -> tuple[int, int] | None:
+    """(hits, misses) of the storages' client caches; None without a client cache."""
+    if all(t.cache_hits is None for t in timings):
+        return None
+    # Threads sharing one DB: worker 0 records the cache's hits for all workers.
+    hits = sum(t.cache_hits or 0 for t in timings)
+    return hits, max(0, sum(t.loads for t in timings) - hits)
+
+
+def _memcached_counts(timings: list[PhaseTiming]) -> tuple[int, int] | None:
+    """(hits, misses) of memcached's gets, server-wide; None without memcached."""
+    counted = [t for t in timings if t.shared_cache_hits is not None]
+    if not counted:
+        return None
+    hits = sum(t.shared_cache_hits or 0 for t in counted)
+    return hits, sum(t.shared_cache_misses or 0 for t in counted)
+
+
+@dataclass(frozen=True)
+class _HitRateSource:
+    """Where a hit-rate row's counts come from, and how its cells read."""
+
+    label: str
+    counts: Callable[[list[PhaseTiming]], tuple[int, int] | None]
+    missing: str  # the footnote of a database without this cache, after its name
+    no_lookups: str  # the cell's text when nothing was looked up
+
+
+_HIT_RATE_SOURCES = {
+    CACHE_HIT_RATE: _HitRateSource(
+        "cache hit rate",
+        _client_cache_counts,
+        "no client cache between the connections and the storage",
+        "no loads",
+    ),
+    SHARED_CACHE_HIT_RATE: _HitRateSource(
+        "memcached hit rate (server-wide)",
+        _memcached_counts,
+        "no shared cache (memcached) whose servers count gets",
+        "no gets",
+    ),
+}
+
+
+def _hit_rate_row(
+    result: RunResult,
+    kind: str,
+    concurrency: int,
+    count: int,
+    phase: str,
+    footnotes: list[str],
 ) -> InsightRow:
+    """A row of one cache's hit rate per database (*kind*: a key of _HIT_RATE_SOURCES)."""
+    source = _HIT_RATE_SOURCES[kind]
     cells = []
     for database in result.databases:
         key = CellKey(database, concurrency, count, phase)
         timings = _cell_timings(result, key)
         if not timings:
             cells.append(_unmeasured(result, key, footnotes))
-        elif all(t.cache_hits is None for t in timings):
-            reason = f"{database}: no client cache between the connections and the storage"
+        elif (counts := source.counts(timings)) is None:
+            reason = f"{database}: {source.missing}"
             cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
         else:
-            # Threads sharing one DB: worker 0 records the cache's hits for all workers.
-            hits = sum(t.cache_hits or 0 for t in timings)
-            misses = max(0, sum(t.loads for t in timings) - hits)
-            cells.append(_hit_rate_cell(hits, misses, "no loads"))
-    label = f"{phase_label(phase, count)}: cache hit rate"
-    return InsightRow(CACHE_HIT_RATE, phase, count, label, cells)
-
-
-def _shared_row(
-    result: RunResult, concurrency: int, count: int, phase: str, footnotes: list[str]
-) -> InsightRow:
-    cells = []
-    for database in result.databases:
-        key = CellKey(database, concurrency, count, phase)
-        timings = _cell_timings(result, key)
-        counted = [t for t in timings if t.shared_cache_hits is not None]
-        if not timings:
-            cells.append(_unmeasured(result, key, footnotes))
-        elif not counted:
-            reason = f"{database}: no shared cache (memcached) whose servers count gets"
-            cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
-        else:
-            hits = sum(t.shared_cache_hits or 0 for t in counted)
-            misses = sum(t.shared_cache_misses or 0 for t in counted)
-            cells.append(_hit_rate_cell(hits, misses, "no gets"))
-    label = f"{phase_label(phase, count)}: memcached hit rate (server-wide)"
-    return InsightRow(SHARED_CACHE_HIT_RATE, phase, count, label, cells)
+            cells.append(_hit_rate_cell(*counts, source.no_lookups))
+    label = f"{phase_label(phase, count)}: {source.label}"
+    return InsightRow(kind, phase, count, label, cells)
 
 
 def _cell_timings(result: RunResult, key: CellKey) -> list[PhaseTiming]:
