@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from support import privatepg
+from support import configs, privatepg
 from support.local import free_port, runzeo
 from support.processes import run_cli_in_session, start_cli, wait_until_session_empty
 
@@ -129,15 +129,8 @@ def zeo_server(tmp_path):
 
 
 def zeo_config(port: int) -> str:
-    return textwrap.dedent(f"""
-        %import ZEO
-        <zodb remote>
-          <clientstorage>
-            server 127.0.0.1:{port}
-            wait-timeout 3
-          </clientstorage>
-        </zodb>
-    """) + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local")
+    local = textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local")
+    return configs.zeo_client("remote", port) + local
 
 
 @pytest.mark.zeo

@@ -332,15 +332,7 @@ def test_a_zeo_server_that_dies_while_packing_costs_one_line(tmp_path, write_con
     from support.processes import start_cli, wait_until_session_empty
 
     with runzeo(tmp_path / "server.fs") as (server, port):
-        config = write_config(f"""
-            %import ZEO
-            <zodb remote>
-              <clientstorage>
-                server 127.0.0.1:{port}
-                wait-timeout 3
-              </clientstorage>
-            </zodb>
-        """)
+        config = write_config(configs.zeo_client("remote", port))
         cli = start_cli(config, "-n", "5", "-c", "1", "-r", "1", "--pack", "--min-objects", "20000")
         try:
             assert cli.stderr is not None

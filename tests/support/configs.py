@@ -34,6 +34,23 @@ def embedded_zeo(name: str = "zeo", client: str | None = None) -> str:
 """
 
 
+def zeo_client(name: str, port: int) -> str:
+    """A ZEO client (ZEO's own ``<clientstorage>``) of a server on 127.0.0.1:*port*.
+
+    It gives up after 3 s without a server, so that a test of a server that
+    is down or dies does not wait ZEO's default 30 s.
+    """
+    return f"""
+%import ZEO
+<zodb {name}>
+  <clientstorage>
+    server 127.0.0.1:{port}
+    wait-timeout 3
+  </clientstorage>
+</zodb>
+"""
+
+
 def filestorage(name: str = "fs") -> str:
     """A FileStorage opened by the workers themselves."""
     return f"""
