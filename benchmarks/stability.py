@@ -37,9 +37,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from zodbshootout import resultfile
-from zodbshootout.results import CellKey, RunResult
-from zodbshootout.stats import cell_stats, noisy_cells
+from zodbshootout.results import file as resultfile
+from zodbshootout.results.record import CellKey, RunResult
+from zodbshootout.results.stats import cell_stats, noisy_cells
 
 #: The issue's targets, printed next to the figures.
 TARGET_MEDIAN_CV = 0.05

@@ -49,7 +49,7 @@ def zodbshootout(*args: str, stdout: pathlib.Path | None = None) -> None:
 
 def has_subcommand(name: str) -> bool:
     try:
-        from zodbshootout.arguments import SUBCOMMANDS
+        from zodbshootout.cli.arguments import SUBCOMMANDS
     except ImportError:
         return False
     return name in SUBCOMMANDS
@@ -84,6 +84,7 @@ def machine_description(result: dict[str, Any], plotted: bool) -> str:
         f"- CPU: {environment['cpu_model']}, {environment['cpu_count']} logical cores"
         " (a shared virtual machine, so expect some noise).",
         f"- Memory: {format_bytes(environment['memory_bytes'])}.",
+        f"- Load average (1 minute) at start and end: {_load(environment)}.",
         f"- System: {environment['platform']}.",
         f"- Python: {python['implementation']} {python['version']}.",
         f"- zodbshootout {environment['zodbshootout']}; {packages}.",
@@ -91,6 +92,14 @@ def machine_description(result: dict[str, Any], plotted: bool) -> str:
     if not plotted:
         lines.append("- No chart: this zodbshootout has no ``plot`` subcommand or no matplotlib.")
     return "\n".join(lines) + "\n"
+
+
+def _load(environment: dict[str, Any]) -> str:
+    """The machine's load at the start and end of the run, as the metadata recorded it."""
+    loads = [environment.get(f"load_average_{when}") for when in ("start", "end")]
+    if not all(loads):
+        return "unknown"
+    return " and ".join(f"{values[0]:.1f}" for values in loads)
 
 
 def _repetitions(options: dict[str, Any]) -> str:

@@ -5,6 +5,14 @@
 #
 #   sudo etc/provision.sh
 #
+# Starts memcached on the benchmark's own port, 24004 (the cold phases flush it,
+# so it must not be a memcached anything else uses), listening on 127.0.0.1, or
+# on MEMCACHED_LISTEN (e.g. 0.0.0.0 for etc/remote-sample.conf):
+#
+#   sudo MEMCACHED_LISTEN=0.0.0.0 etc/provision.sh
+#
+# Installs chromium, which the tests of "zodbshootout report" load its pages in.
+#
 # Creates (password "zodbshootout" everywhere):
 #   PostgreSQL: role zodbshootout (LOGIN), databases zodbshootout_pg (etc/sample.conf)
 #               and zodbshootout_pg_pcache (etc/fs-sample.conf), owned by it.
@@ -17,7 +25,8 @@ set -euo pipefail
 HOST=127.0.0.1
 PG_PORT=5432
 MYSQL_PORT=3306
-MEMCACHED_PORT=11211
+MEMCACHED_PORT=24004
+MEMCACHED_LISTEN=${MEMCACHED_LISTEN:-$HOST}
 NAME=zodbshootout
 PASSWORD=zodbshootout
 PG_DATABASES=(zodbshootout_pg zodbshootout_pg_pcache)
@@ -34,13 +43,13 @@ under_systemd() { [ -d /run/systemd/system ]; }
 
 listening() {
     # A subshell, so the descriptor closes; timeout, so a filtered port can't hang us.
-    timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null
+    timeout 2 bash -c "exec 3<>/dev/tcp/${2:-$HOST}/$1" 2>/dev/null
 }
 
 wait_for_port() {
-    local port=$1 i
+    local port=$1 host=${2:-$HOST} i
     for ((i = 0; i < WAIT_SECONDS; i++)); do
-        listening "$port" && return 0
+        listening "$port" "$host" && return 0
         sleep 1
     done
     return 1
@@ -62,7 +71,7 @@ mysql_client() {
 # --- packages ---------------------------------------------------------------
 
 install_packages() {
-    local wanted=(memcached libmemcached-dev libmariadb-dev pkg-config iproute2) missing=() p
+    local wanted=(memcached libmemcached-dev libmariadb-dev pkg-config iproute2 chromium) missing=() p
     if ! postgres_server_installed && ! listening "$PG_PORT"; then
         wanted+=(postgresql)
     elif ! have psql; then
@@ -102,9 +111,26 @@ install_packages() {
 
 # --- servers ----------------------------------------------------------------
 
+# The addresses something listens on at TCP *port*, one a line (ss prints 0.0.0.0 as *).
+listen_addresses() {
+    have ss || return 0
+    ss -Hltn "sport = :$1" 2>/dev/null | awk '{ sub(/:[0-9]+$/, "", $4); print $4 }'
+}
+
 start_memcached() {
-    if listening "$MEMCACHED_PORT"; then
-        say "memcached: already listening on $HOST:$MEMCACHED_PORT"
+    # Where to reach it: 0.0.0.0 means every address, 127.0.0.1 among them.
+    local probe=$MEMCACHED_LISTEN
+    [ "$probe" = 0.0.0.0 ] && probe=$HOST
+    if listening "$MEMCACHED_PORT" "$probe"; then
+        local bound
+        bound=$(listen_addresses "$MEMCACHED_PORT" | tr '\n' ' ')
+        if [ "$MEMCACHED_LISTEN" != "$HOST" ] && [ -n "$bound" ] \
+            && ! grep -qwF -e "$MEMCACHED_LISTEN" -e '*' -e '0.0.0.0' <<<"$bound"; then
+            fail "memcached on port $MEMCACHED_PORT listens on ${bound% } only, not on" \
+                "$MEMCACHED_LISTEN: stop it (kill its PID) and run this again"
+        else
+            say "memcached: already listening on port $MEMCACHED_PORT"
+        fi
         return
     fi
     if ! have memcached; then
@@ -116,11 +142,11 @@ start_memcached() {
     if is_root; then
         if id memcache >/dev/null 2>&1; then as_user=(-u memcache); else as_user=(-u nobody); fi
     fi
-    if memcached -d "${as_user[@]}" -l "$HOST" -p "$MEMCACHED_PORT" -m 256 \
-        && wait_for_port "$MEMCACHED_PORT"; then
-        say "memcached: started on $HOST:$MEMCACHED_PORT"
+    if memcached -d "${as_user[@]}" -l "$MEMCACHED_LISTEN" -p "$MEMCACHED_PORT" -m 256 \
+        && wait_for_port "$MEMCACHED_PORT" "$probe"; then
+        say "memcached: started on $MEMCACHED_LISTEN:$MEMCACHED_PORT"
     else
-        fail "memcached did not start on $HOST:$MEMCACHED_PORT"
+        fail "memcached did not start on $MEMCACHED_LISTEN:$MEMCACHED_PORT"
     fi
 }
 

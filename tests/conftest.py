@@ -24,7 +24,8 @@ POSTGRESQL_PORT = int(os.environ.get("ZODBSHOOTOUT_PG_PORT", "5432"))
 MYSQL_HOST = os.environ.get("ZODBSHOOTOUT_MYSQL_HOST", "127.0.0.1")
 MYSQL_PORT = int(os.environ.get("ZODBSHOOTOUT_MYSQL_PORT", "3306"))
 MEMCACHED_HOST = os.environ.get("ZODBSHOOTOUT_MEMCACHED_HOST", "127.0.0.1")
-MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "11211"))
+# The benchmark's own memcached (etc/provision.sh, etc/sample.conf), not the default port.
+MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "24004"))
 
 
 def reachable(host: str, port: int, timeout: float = 1.0) -> str | None:

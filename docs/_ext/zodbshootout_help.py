@@ -73,7 +73,7 @@ def long_options(text: str) -> list[str]:
 def subcommands() -> tuple[str, ...]:
     """The subcommands the installed zodbshootout has (none before they existed)."""
     try:
-        from zodbshootout.arguments import SUBCOMMANDS
+        from zodbshootout.cli.arguments import SUBCOMMANDS
     except ImportError:
         return ()
     return tuple(SUBCOMMANDS)

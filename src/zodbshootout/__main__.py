@@ -2,6 +2,6 @@
 
 import sys
 
-from zodbshootout.cli import main
+from zodbshootout.cli.entry import main
 
 sys.exit(main())

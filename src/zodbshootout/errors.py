@@ -29,6 +29,14 @@ EXIT_OK = 0
 EXIT_CELLS_FAILED = 1
 #: Nothing could be run: bad usage, configuration, environment or input file.
 EXIT_USAGE = 2
+#: ``compare --fail-if-slower PCT``: no cell was found slower, but some could
+#: not have shown a PCT% slowdown (too noisy or too few repetitions).
+EXIT_INCONCLUSIVE = 3
 #: Interrupted by SIGINT (Ctrl-C) or SIGTERM; what was measured is still printed.
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra: zodbshootout is installed from a checkout, not from PyPI."""
+    return f"pip install '.[{extra}]' in the zodbshootout checkout"

@@ -14,6 +14,12 @@ every database.  The hook fires after the barrier that starts the phase and
 before the worker reads its clock, so it never adds to a measured duration.
 It is not a user feature and is documented only here.
 
+PHASE ``populate`` is the runner's own untimed step: the fault fires in the
+runner process, before the populate of repetition WORKER (the field names
+the repetition there), so ``raise`` fails that step as a dead server would,
+and ``pause`` waits :data:`PAUSE_SECONDS` after the progress
+line ``populate`` so that a test can kill a server exactly then.
+
 Only the command line reads the variable (:func:`from_environment`, once per
 run, into ``RunOptions.fault``); the runner hands the fault to each worker in
 its ``StageTask.fault``, so the worker loop never reads the environment and
@@ -32,7 +38,9 @@ from dataclasses import dataclass
 from zodbshootout.errors import UsageError
 
 VARIABLE = "ZODBSHOOTOUT_FAULT"
-ACTIONS = ("kill", "exit", "raise", "oom", "hang")
+ACTIONS = ("kill", "exit", "raise", "oom", "hang", "pause")
+#: How long ``pause`` waits.
+PAUSE_SECONDS = 3.0
 
 
 class InjectedFault(RuntimeError):
@@ -84,6 +92,12 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Fault | None:
         raise UsageError(str(e)) from None
 
 
+def at_populate(fault: Fault | None, database: str, repetition: int) -> None:
+    """Fire *fault* if it is aimed at *database*'s populate of *repetition* (runner side)."""
+    if fault is not None and fault.matches(database, "populate", repetition):
+        fire(fault)
+
+
 def fire(fault: Fault) -> None:
     """Do what the fault says, in this worker."""
     if fault.action == "kill":
@@ -94,5 +108,14 @@ def fire(fault: Fault) -> None:
         raise InjectedFault(f"injected fault in {fault.phase} of worker {fault.worker}")
     elif fault.action == "oom":
         raise MemoryError()
+    elif fault.action == "pause":
+        time.sleep(PAUSE_SECONDS)
+        return
     while True:  # hang: until the runner gives up and stops us
         time.sleep(3600)
+
+
+def fire_if_due(fault: Fault | None, database: str, phase: str, worker: int) -> None:
+    """Fire *fault* (a test's; None in real runs) if it names this database, phase and worker."""
+    if fault is not None and fault.matches(database, phase, worker):
+        fire(fault)

@@ -100,3 +100,43 @@ def write_atomically(path: str, content: str | bytes) -> None:
         except OSError:
             pass
         raise
+
+
+#: What a report directory may already hold: an earlier report's own files.
+REPORT_INDEX = "index.html"
+
+
+def check_report_directory(path: str) -> None:
+    """Refuse, as a UsageError, a *path* that writing a report directory into would harm.
+
+    A report is a directory of files (``index.html`` and its charts), so the
+    rules of :func:`check_output_target` apply to it as a directory: a new
+    name (in an existing directory), an empty directory, or the directory of
+    an earlier report (it holds ``index.html``) is accepted; a symbolic
+    link, a file of any kind, ``-``, or a directory of other files (a home
+    directory, a checkout) is refused, since the report would be mixed into it.
+    """
+    if path == "-":
+        raise UsageError("a report is a directory of files: give its path, not - (stdout)")
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            reason = "is not a directory" if os.path.lexists(parent) else "does not exist"
+            raise UsageError(f"cannot write {path}: the directory {parent} {reason}") from None
+        return
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    if not stat.S_ISDIR(mode):
+        kind = next((name for test, name in _FILE_TYPES if test(mode)), "a regular file")
+        raise UsageError(
+            f"refusing to write a report into {path}: it is {kind}; give a new or empty "
+            "directory, or an earlier report's"
+        )
+    entries = os.listdir(path)
+    if entries and REPORT_INDEX not in entries:
+        raise UsageError(
+            f"refusing to write a report into {path}: it holds other files and no "
+            f"{REPORT_INDEX}; give a new or empty directory, or an earlier report's"
+        )

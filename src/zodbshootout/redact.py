@@ -24,8 +24,13 @@ MASK = "***"
 
 _KEY_VALUE = re.compile(r"^\s*(?:password|passwd)\s+(\S.*?)\s*$", re.IGNORECASE | re.MULTILINE)
 _KEY_LINE = re.compile(r"^(\s*(?:password|passwd)\s+)(\S.*?)(\s*)$", re.IGNORECASE | re.MULTILINE)
+# An unquoted value runs over spaces up to the next ``key=`` of the DSN (or
+# the line's end): ``password=Hd4Pg Se'cr"3t host=h`` is one password field,
+# so the whole of it is masked, whatever the driver makes of it.
+_UNQUOTED_REST = r"""(?:[ \t]+(?![\w.-]+\s*=)[^\s]+)*"""
 _DSN_PASSWORD = re.compile(
-    r"""\b(password|passwd|pwd)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^\s'",;)]+))""",
+    r"""\b(password|passwd|pwd)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|"""
+    rf"""([^\s'",;)]+{_UNQUOTED_REST}))""",
     re.IGNORECASE,
 )
 # The start of a password field's value: ``password=``, ``'password': `` (a
@@ -34,7 +39,7 @@ _FIELD = re.compile(
     r"""(?:\b(?:password|passwd|pwd)\s*=|['"](?:password|passwd|pwd)['"]\s*[:=])\s*""",
     re.IGNORECASE,
 )
-_UNQUOTED_VALUE = re.compile(r"""[^\s'",;)}\]&]+""")
+_UNQUOTED_VALUE = re.compile(rf"""[^\s'",;)}}\]&]+{_UNQUOTED_REST}""")
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@/\s]+)(@)", re.IGNORECASE)
 _URL_USER = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://)?[\w.+-]*:", re.IGNORECASE)
 _DEFINE = re.compile(r"^\s*%define\s+(\S+)\s+(.*?)\s*$", re.IGNORECASE | re.MULTILINE)

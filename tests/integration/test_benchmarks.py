@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from zodbshootout.benchmarks import BENCHMARKS
-from zodbshootout.phases import PHASES
+from zodbshootout.phases.benchmarks import BENCHMARKS
+from zodbshootout.phases.classic import PHASES
 from zodbshootout.render.labels import phase_label
 
 from conftest import ETC, run_cli

@@ -13,11 +13,11 @@ import io
 import pytest
 from ZODB.blob import Blob
 
-from zodbshootout import blobs
-from zodbshootout.config import load_config
-from zodbshootout.options import RunOptions
-from zodbshootout.phases import READ_PHASES
-from zodbshootout.runner import Runner
+from zodbshootout.config.loader import load_config
+from zodbshootout.config.options import RunOptions
+from zodbshootout.phases.classic import READ_PHASES
+from zodbshootout.run.runner import Runner
+from zodbshootout.workload import blobs
 
 from conftest import ETC, run_cli
 from support import configs
@@ -34,7 +34,7 @@ def run_blobs(data_dir: str, mode: str = "threads", sharing: str = "unique", **c
         repetitions=1,
         blobs=True,
         mode=mode,
-        threads=sharing,
+        sharing=sharing,
         timeout_seconds=120,
     )
     return Runner(loaded, options).run()

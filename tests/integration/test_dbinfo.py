@@ -2,9 +2,9 @@
 
 import importlib.metadata
 
-from zodbshootout.config import load_config
-from zodbshootout.options import RunOptions
-from zodbshootout.runner import Runner
+from zodbshootout.config.loader import load_config
+from zodbshootout.config.options import RunOptions
+from zodbshootout.run.runner import Runner
 
 from conftest import ETC, run_cli, without_busy_warning
 

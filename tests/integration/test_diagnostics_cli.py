@@ -34,7 +34,7 @@ def test_leaks_reports_growth_per_phase_in_notes(write_config):
     ]
     # A cold read in a fresh reader process creates the N objects it loads,
     # which stay in the pickle cache: the growth the note shows.
-    assert "zodbshootout.objects.BenchmarkObject +40" in notes[1]
+    assert "zodbshootout.workload.objects.BenchmarkObject +40" in notes[1]
 
 
 def test_without_leaks_there_are_no_leak_notes(write_config):
@@ -61,7 +61,7 @@ def test_zconfig_logging_file_routes_records_and_masks_passwords(tmp_path):
     )
     script = textwrap.dedent(f"""\
         import logging
-        from zodbshootout import diagnostics
+        from zodbshootout.probes import diagnostics
         setup = diagnostics.parse_log_option({str(conf)!r})
         diagnostics.configure_logging(setup, {{"s3cret"}})
         diagnostics.configure_logging(setup, {{"s3cret"}})  # again: no second handler

@@ -31,7 +31,7 @@ def long_options(help_text: str) -> list[str]:
 
 def subcommands() -> tuple[str, ...]:
     try:
-        from zodbshootout.arguments import SUBCOMMANDS
+        from zodbshootout.cli.arguments import SUBCOMMANDS
     except ImportError:
         return ()
     return tuple(SUBCOMMANDS)

@@ -7,7 +7,9 @@ servers are real ZEO servers that the test starts and stops itself.
 
 from __future__ import annotations
 
+import json
 import os
+import pathlib
 import signal
 import textwrap
 import time
@@ -230,3 +232,87 @@ def test_a_postgresql_server_that_goes_down_mid_run_fails_only_its_database(
     assert "Traceback" not in stderr
     assert "Faults-Pw-5Tq" not in stdout + stderr
     assert wait_until_session_empty(cli.pid) == []
+
+
+def run_killing_at_populate(
+    config: str, database: str, repetition: int, stop: Callable[[], None], saved: str
+):
+    """Run with -r 2; call *stop* while the runner pauses before *database*'s populate.
+
+    The fault hook's ``pause`` holds the runner for a few seconds right after
+    it reports the populate step, so the server dies exactly there.
+    """
+    cli = start_cli(
+        config,
+        *("-n", N, "-c", "1", "-r", "2", "--timeout", "60", "-o", saved),
+        env={"ZODBSHOOTOUT_FAULT": f"{database}:populate:{repetition}:pause"},
+    )
+    try:
+        assert cli.stderr is not None
+        for line in cli.stderr:
+            if line.startswith(f"{database}:") and f"repetition {repetition}/2: populate" in line:
+                stop()
+                break
+        else:
+            pytest.fail("the run never reached the populate step")
+        stdout, stderr = cli.communicate(timeout=180)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    return cli, stdout, stderr
+
+
+def assert_populate_failure_reported(cli, stdout, stderr, database, repetition, saved):
+    assert cli.returncode == 1, stdout + stderr
+    dead, local = column(stdout, 0), column(stdout, 1)
+    # Every cell of the dead database fails, also those the warm-up (and
+    # repetition 1) measured: no number from fewer samples than asked.
+    assert all(cell.startswith("n/a[") for cell in dead.values()), stdout
+    assert all(is_number(cell) for cell in local.values()), stdout
+    assert f"{database} (concurrency 1): repetition {repetition} failed: " in stdout
+    assert "not measured" not in stdout
+    assert "Traceback" not in stderr
+    failures = json.loads(pathlib.Path(saved).read_text())["failures"]
+    assert {f["database"] for f in failures} == {database}
+    assert all(f"repetition {repetition} failed" in f["reason"] for f in failures)
+    assert wait_until_session_empty(cli.pid) == []
+
+
+@pytest.mark.zeo
+@pytest.mark.parametrize("repetition", [1, 2])
+def test_a_zeo_server_killed_at_populate_fails_its_cells(
+    write_config, zeo_server, tmp_path, repetition
+):
+    server, port = zeo_server
+    config = write_config(zeo_config(port))
+    saved = str(tmp_path / "run.json")
+
+    def stop_server() -> None:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+
+    outcome = run_killing_at_populate(config, "remote", repetition, stop_server, saved)
+    assert_populate_failure_reported(*outcome, "remote", repetition, saved)
+
+
+@pytest.mark.postgresql
+def test_a_postgresql_server_killed_at_populate_fails_its_cells(
+    write_config, private_postgresql, tmp_path
+):
+    config = write_config(
+        textwrap.dedent(f"""
+        <zodb pg>
+          <relstorage>
+            <postgresql>
+              dsn {private_postgresql.dsn()}
+            </postgresql>
+          </relstorage>
+        </zodb>
+    """)
+        + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local")
+    )
+    saved = str(tmp_path / "run.json")
+    outcome = run_killing_at_populate(config, "pg", 2, private_postgresql.crash, saved)
+    assert_populate_failure_reported(*outcome, "pg", 2, saved)
+    assert "Faults-Pw-5Tq" not in outcome[1] + outcome[2]

@@ -131,9 +131,10 @@ def test_the_timeout_covers_starting_the_worker_processes(write_config, data_dir
     """
     from zodbshootout.concurrency import processes
     from zodbshootout.concurrency.worker import StageTask
-    from zodbshootout.config import load_config
-    from zodbshootout.database import open_database, populate
-    from zodbshootout.phases import plan_stages
+    from zodbshootout.config.loader import load_config
+    from zodbshootout.database.open import open_database
+    from zodbshootout.phases.classic import plan_stages
+    from zodbshootout.workload.root import populate
 
     config = load_config(write_config(configs.sqlite("db")), data_dir)
     db = open_database(config.source, "db", [], client_label="populate", config=config)
@@ -206,14 +207,22 @@ def test_a_password_equal_to_ordinary_words_masks_only_the_password(tmp_path, wr
 
 
 def test_sigterm_before_the_run_leaves_no_temporary_data_directory(tmp_path):
-    """SIGTERM while the configuration is read (here: a FIFO nobody writes)."""
+    """SIGTERM early in the run (held by the fault hook's pause before the first populate).
+
+    A FIFO as the configuration used to hold it while reading; it is now
+    refused at once (see zodbshootout.inputs).
+    """
     from support.processes import start_cli
 
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    config = tmp_path / "config.fifo"
-    os.mkfifo(config)
-    cli = start_cli(str(config), "-q", env={"TMPDIR": str(temporary)})
+    config = tmp_path / "local.conf"
+    config.write_text(configs.sqlite("local"))
+    cli = start_cli(
+        str(config),
+        *("-q", "-n", "5", "-c", "1", "-r", "1"),
+        env={"TMPDIR": str(temporary), "ZODBSHOOTOUT_FAULT": "local:populate:0:pause"},
+    )
     try:
         deadline = time.monotonic() + 30
         while not any(temporary.iterdir()):
@@ -252,7 +261,7 @@ _WITHOUT_MODULES = """
 import sys
 for name in sys.argv[1].split(","):
     sys.modules[name] = None
-from zodbshootout.cli import main
+from zodbshootout.cli.entry import main
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -4,18 +4,19 @@ These are the issue's checks: cache hit rates per phase match the truth
 tests (hot 100 %, cold ~0 %), bytes per object are within twice payload and
 pickle, ``--index-entries 2`` shows index keys/s = 3 × objects/s, the floor
 is faster than every ZODB column on add and cold, and the cache-size
-simulation prints hit rates from ZEO's own tool.
+simulation prints hit rates per policy that agree with the run's own.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 import zodbpickle.pickle
 
-from zodbshootout.objects import BenchmarkObject, make_payload
+from zodbshootout.workload.objects import BenchmarkObject, make_payload
 
 from conftest import ETC, run_cli
 
@@ -132,7 +133,7 @@ def test_the_floor_is_faster_than_every_zodb_column_on_add_and_cold(traced_run):
 
 @pytest.mark.zeo
 @pytest.mark.slow
-def test_the_traces_replay_through_zeos_simulation(traced_run):
+def test_the_traces_replay_through_all_three_policies(traced_run):
     _document, traces = traced_run
     names = sorted(path.name for path in traces.iterdir())
     # One trace per ZODB database with a client cache, stage and worker.
@@ -141,10 +142,58 @@ def test_the_traces_replay_through_zeos_simulation(traced_run):
             for worker in (0, 1):
                 assert f"{name}-n{N}-c2-r1-{stage}-w{worker}.trace" in names
     read_trace = str(traces / f"zeo_fs-n{N}-c2-r1-read-w0.trace")
-    done = run_cli("cachesim", read_trace, "--sizes", "16KB,64KB,4MB")
+    done = run_cli(
+        "cachesim", read_trace, "--policy", "zeo,relstorage,lru", "--sizes", "16KB,64KB,4MB",
+        "--format", "csv",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    rows = [line.split() for line in done.stdout.splitlines()[2:]]
-    assert [" ".join(row[1:-4]) for row in rows] == ["actual", "16 KiB", "64 KiB", "4 MiB"]
-    hits = [int(row[-3]) for row in rows[1:]]
-    assert hits == sorted(hits)
-    assert hits[0] < hits[-1]
+    rows = [line.split(",") for line in done.stdout.splitlines()[1:]]
+    assert [row[1] for row in rows] == ["actual", "simulated", "simulated", "simulated"]
+    for column in (4, 5, 6):  # zeo, relstorage, lru
+        rates = [float(row[column]) for row in rows[1:]]
+        assert rates == sorted(rates)
+        assert rates[0] < rates[-1]
+
+
+@pytest.mark.zeo
+@pytest.mark.slow
+def test_the_actual_row_agrees_with_the_runs_hit_rate_row_per_phase(traced_run):
+    """The traced cache's hits, counted per phase, are the run's own hit-rate row (±1 point)."""
+    document, traces = traced_run
+    done = run_cli("cachesim", str(traces), "--sizes", "1MB", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    actual = {
+        row["trace"]: row for row in json.loads(done.stdout)["rows"] if row["source"] == "actual"
+    }
+    compared = 0
+    for name, kind in (("zeo_fs", "zeo"), ("sqlite", "relstorage"), ("zeo_pcache", "zeo")):
+        row = actual[f"{name}-n{N}-c2 read"]
+        assert row["kind"] == kind
+        assert row["cache_size_bytes"] > 0
+        for phase in ("warm", "cold", "prefetch", "hot"):
+            traced = row["phases"][phase]["hit_rate"]
+            counted = _insight(document, "cache_hit_rate", phase)[name]["value"]
+            assert abs(traced - counted) <= 0.01, (name, phase, traced, counted)
+            compared += 1
+    assert compared == 12
+
+
+@pytest.mark.zeo
+@pytest.mark.slow
+def test_cachesim_of_a_run_directory_groups_by_database_and_stage(traced_run):
+    """docs/insight.rst's command: one group per database and stage, no mixed total."""
+    _document, traces = traced_run
+    done = run_cli(
+        "cachesim", str(traces), "--policy", "zeo,relstorage,lru",
+        "--sizes", "64KB,256KB,1MB,4MB",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("\n\n")[0].splitlines()[2:]
+    groups = [f"{name}-n{N}-c2 {stage}" for name in ZODB_COLUMNS for stage in ("read", "write")]
+    assert sorted({line.split("  ")[0].strip() for line in table}) == sorted(groups)
+    assert len(table) == len(groups) * 5  # the actual row and four sizes each
+    assert not any(line.startswith("all ") for line in table)
+    actual = [line for line in table if " actual " in line]
+    assert len(actual) == len(groups)
+    # The traced caches' own sizes: ZEO's in MiB, RelStorage's cache-local-mb in MB.
+    assert all(re.search(r" actual [\d.]+ MiB ", line) for line in actual), actual

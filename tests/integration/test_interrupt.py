@@ -63,7 +63,10 @@ def wait_for_workers(session_id: int) -> None:
     while time.monotonic() < deadline:
         running = session_processes(session_id)
         kinds = " ".join(running)
-        if "zodbshootout.zeo_server" in kinds and sum("forkserver" in p for p in running) >= 3:
+        if (
+            "zodbshootout.storages.zeo.server" in kinds
+            and sum("forkserver" in p for p in running) >= 3
+        ):
             return
         time.sleep(0.2)
     pytest.fail("the workers never started: " + " ".join(session_processes(session_id)))
@@ -108,7 +111,7 @@ def test_killing_the_command_leaves_no_process_behind(write_config):
     config = write_config(CONFIG)
     cli, _progress = start_and_hold(config)
     before = session_processes(cli.pid)
-    assert any("zodbshootout.zeo_server" in p for p in before)
+    assert any("zodbshootout.storages.zeo.server" in p for p in before)
     cli.send_signal(signal.SIGKILL)
     cli.communicate(timeout=30)
     # The ZEO server sees its stdin close, each worker its lifeline; then the

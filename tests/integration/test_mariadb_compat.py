@@ -1,4 +1,4 @@
-"""Prove that zodbshootout.storages.mariadb_compat is both needed and sufficient on MariaDB.
+"""Prove that the MariaDB compatibility patches (mariadb_compat) are needed and sufficient.
 
 The server tests open real RelStorage MySQL storages (history-preserving and
 history-free, with each installed driver) in the dedicated database
@@ -19,7 +19,7 @@ import ZODB.config
 from persistent.mapping import PersistentMapping
 from ZODB.FileStorage import FileStorage
 
-from zodbshootout.storages import mariadb_compat
+from zodbshootout.storages.relstorage import mariadb_compat
 
 MySQLVersionDetector = pytest.importorskip("relstorage.adapters.mysql.schema").MySQLVersionDetector
 

@@ -13,9 +13,9 @@ import socket
 
 import pytest
 
-from zodbshootout.config import load_config
-from zodbshootout.options import RunOptions
-from zodbshootout.runner import Runner
+from zodbshootout.config.loader import load_config
+from zodbshootout.config.options import RunOptions
+from zodbshootout.run.runner import Runner
 
 from conftest import MYSQL_HOST, MYSQL_PORT
 from support.local import memcached
@@ -129,3 +129,56 @@ def test_worker_0_counts_memcached_gets_per_phase(mysql_mc_config, data_dir):
     assert [row.phase for row in rows] == ["cold", "hot"]
     # RelStorage 4.3 doesn't read memcached for these reads (see the first test).
     assert [row.cells[0].text for row in rows] == ["no gets", "no gets"]
+
+
+def test_threads_sharing_one_client_still_read_memcacheds_counts(
+    write_config, mysql_database, memcached_port, data_dir
+):
+    """--threads: the workers share the storage's pylibmc client; the tool's own
+    statistics call must not use it (pylibmc clients are not thread-safe:
+    'error 19 from get_stats: SERVER HAS FAILED')."""
+    pytest.importorskip("pylibmc", reason="pylibmc is not installed")
+    pytest.importorskip("MySQLdb", reason="mysqlclient is not installed")
+    path = write_config(f"""
+        <zodb mysql_mc>
+          <relstorage>
+            cache-servers 127.0.0.1:{memcached_port}
+            cache-module-name relstorage.pylibmc_wrapper
+            cache-prefix {mysql_database}t
+            <mysql>
+              driver MySQLdb
+              host {MYSQL_HOST}
+              port {MYSQL_PORT}
+              user root
+              db {mysql_database}
+            </mysql>
+          </relstorage>
+        </zodb>
+    """)
+    options = RunOptions(
+        object_counts=(N,),
+        concurrencies=(4,),
+        repetitions=1,
+        mode="threads",
+        phases=("add", "cold", "hot"),
+    )
+    result = Runner(load_config(path, data_dir), options).run()
+    assert not result.failures, result.failures
+    counted = [m.timing for m in result.measurements if m.timing.shared_cache_hits is not None]
+    assert counted  # worker 0 read the counts in every timed phase
+
+
+def test_a_shared_cache_that_only_took_writes_is_noted(mysql_mc_config, data_dir):
+    options = RunOptions(
+        object_counts=(N,), concurrencies=(1,), repetitions=1, phases=("add", "update", "warm")
+    )
+    result = Runner(load_config(mysql_mc_config[0], data_dir), options).run()
+    assert not result.failures, result.failures
+    sets = sum(m.timing.shared_cache_sets or 0 for m in result.measurements if not m.warmup)
+    assert sets >= 2 * N  # every committed state, add and update
+    from zodbshootout.render.notes import derived_notes
+
+    noted = derived_notes(result)
+    notes = [note for note in noted if "took" in note and "served no reads" in note]
+    assert len(notes) == 1, noted
+    assert f"{sets:,} writes" in notes[0]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from zodbshootout.config import load_config
-from zodbshootout.options import RunOptions
-from zodbshootout.phases import PHASES
-from zodbshootout.runner import Runner
+from zodbshootout.config.loader import load_config
+from zodbshootout.config.options import RunOptions
+from zodbshootout.phases.classic import PHASES
+from zodbshootout.run.runner import Runner
 
 from conftest import run_cli
 from support import configs
@@ -65,8 +65,9 @@ def run(config_path: str, data_dir: str, mode: str, sharing: str, concurrency: i
         concurrencies=(concurrency,),
         repetitions=1,
         mode=mode,
-        threads=sharing,
+        sharing=sharing,
         timeout_seconds=120,
+        counters=True,  # storage loads are counted only with --counters
     )
     return Runner(config, options).run()
 

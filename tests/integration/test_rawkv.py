@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from zodbshootout.concurrency.processes import run_stage_in_processes
-from zodbshootout.config import load_config
-from zodbshootout.objects import UPDATED, make_payload
+from zodbshootout.config.loader import load_config
 from zodbshootout.rawkv.backends import open_store, record_key
 from zodbshootout.rawkv.stage import RawStageTask, plan_stages, remove_records
+from zodbshootout.workload.objects import UPDATED, make_payload
 
 from support import configs
 

@@ -1,4 +1,4 @@
-"""The statement counter of zodbshootout.round_trips, against real databases.
+"""The statement counter of zodbshootout.storages.relstorage.round_trips, against real databases.
 
 Each test is its own control: opening a connection (RelStorage polls) and
 a cold read must count statements, so that the zeros of the cached reads
@@ -12,9 +12,8 @@ import transaction
 import ZODB.config
 from persistent.mapping import PersistentMapping
 
-from zodbshootout import round_trips
-from zodbshootout.objects import BenchmarkObject
-from zodbshootout.storages import mariadb_compat
+from zodbshootout.storages.relstorage import mariadb_compat, round_trips
+from zodbshootout.workload.objects import BenchmarkObject
 
 N = 50
 
@@ -88,3 +87,73 @@ def test_mysql(mysql_database, driver, module):
     finally:
         if not was_installed:
             mariadb_compat.uninstall()
+
+
+def logged_statements(log, database: str) -> int:
+    """The statements PostgreSQL logged (log_statement = all) for *database* so far."""
+    text = log.read_text(errors="replace")
+    return sum(
+        1 for line in text.splitlines() if line.startswith(f"{database}|") and "statement: " in line
+    )
+
+
+@pytest.mark.postgresql
+@pytest.mark.slow
+def test_postgresql_count_is_what_the_server_counts():
+    """The count equals the statements PostgreSQL itself logs: psycopg2's own
+    BEGIN included, its rollbacks of an idle connection (which send nothing)
+    not; opening a connection (the open phase) in particular."""
+    from support import privatepg
+
+    reason = privatepg.unavailable()
+    if reason:
+        pytest.skip(reason)
+    settings = {"log_statement": "all", "log_line_prefix": "%d|"}
+    cluster = privatepg.PrivateCluster("zs_statements", "Stmt-Pw-8Jd", settings).start()
+    round_trips.install()
+    db = None
+    try:
+        db = ZODB.config.databaseFromString(
+            "%import relstorage\n<zodb>\n<relstorage>\n"
+            f"<postgresql>\n dsn {cluster.dsn()}\n</postgresql>\n</relstorage>\n</zodb>\n"
+        )
+
+        def agree(action) -> int:
+            server_before = logged_statements(cluster.log, "zs_statements")
+            counted = sent_by(action)
+            assert counted == logged_statements(cluster.log, "zs_statements") - server_before
+            return counted
+
+        tm = transaction.TransactionManager()
+
+        def write() -> None:
+            conn = db.open(tm)
+            conn.root()["zodbshootout"] = container = PersistentMapping()
+            for index in range(N):
+                container[index] = BenchmarkObject(b"x" * 64)
+            tm.commit()
+            conn.close()
+
+        assert agree(write) > 0
+
+        # The open phase times db.open only: psycopg2's BEGIN and RelStorage's
+        # poll; closing the connection (untimed) rolls the snapshot back.
+        opened: list = []
+        looped = transaction.TransactionManager()  # as the open phase's loop
+        for _ in range(3):
+            assert agree(lambda: opened.append(db.open(looped))) == 2
+            assert agree(opened.pop().close) == 1
+
+        def read() -> None:
+            db.storage._cache.clear(load_persistent=False)
+            db.cacheMinimize()
+            conn = db.open(tm)
+            assert len(conn.root()["zodbshootout"]) == N
+            tm.commit()
+            conn.close()
+
+        assert agree(read) > 0
+    finally:
+        if db is not None:
+            db.close()
+        cluster.stop()

@@ -13,7 +13,10 @@ import transaction
 import ZODB.config
 from persistent.mapping import PersistentMapping
 
-from zodbshootout.sqlite_planner import discard_planner_statistics, sqlite_database_path
+from zodbshootout.storages.relstorage.sqlite_planner import (
+    discard_planner_statistics,
+    sqlite_database_path,
+)
 
 
 def open_sqlite_db(directory) -> object:

@@ -7,11 +7,12 @@ import contextlib
 import pytest
 import transaction
 
-from zodbshootout.config import load_config
-from zodbshootout.database import container_of, open_database, populate
-from zodbshootout.objects import BenchmarkObject
-from zodbshootout.storagesize import storage_size
-from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess
+from zodbshootout.config.loader import load_config
+from zodbshootout.database.open import open_database
+from zodbshootout.probes.storage_size import storage_size
+from zodbshootout.storages.zeo.server import ServerRequest, ZEOServerProcess
+from zodbshootout.workload.objects import BenchmarkObject
+from zodbshootout.workload.root import container_of, populate
 
 from conftest import MYSQL_HOST, MYSQL_PORT
 from support import configs

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from zodbshootout.config import load_config
-from zodbshootout.options import RunOptions
-from zodbshootout.runner import Runner
+from zodbshootout.config.loader import load_config
+from zodbshootout.config.options import RunOptions
+from zodbshootout.run.runner import Runner
 
 from support import configs
 from support.local import runzeo
@@ -55,7 +55,10 @@ RELSTORAGE = {"sqlite", "postgresql", "postgresql_persistent_cache", "mysql"}
 
 def measure(config_path: str, data_dir: str, concurrency: int):
     config = load_config(config_path, data_dir)
-    options = RunOptions(object_counts=(N,), concurrencies=(concurrency,), repetitions=1)
+    # The truth tests count what a default run doesn't: the loads sent and statements.
+    options = RunOptions(
+        object_counts=(N,), concurrencies=(concurrency,), repetitions=1, counters=True
+    )
     result = Runner(config, options).run()
     assert not result.failures, result.failures
     by_phase: dict[str, list] = {}
@@ -186,7 +189,11 @@ def test_hot_on_relstorage_reads_nothing_from_the_database_with_a_large_containe
     cached, or every hot sample reads it from the database."""
     config = load_config(write_config(EMBEDDED["sqlite"]), data_dir)
     options = RunOptions(
-        object_counts=(1500,), concurrencies=(1,), repetitions=1, phases=("hot", "steamin")
+        object_counts=(1500,),
+        concurrencies=(1,),
+        repetitions=1,
+        phases=("hot", "steamin"),
+        counters=True,
     )
     result = Runner(config, options).run()
     assert not result.failures, result.failures

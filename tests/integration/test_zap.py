@@ -14,9 +14,9 @@ import sys
 import pytest
 import ZODB
 
-from zodbshootout.config import load_config
-from zodbshootout.database import ROOT_KEY
-from zodbshootout.dbstate import FILLER_KEY
+from zodbshootout.config.loader import load_config
+from zodbshootout.database.state import FILLER_KEY
+from zodbshootout.workload.root import ROOT_KEY
 
 from conftest import run_cli
 

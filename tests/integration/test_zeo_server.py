@@ -10,9 +10,9 @@ import transaction
 import ZEO
 from ZODB.FileStorage import FileStorage
 
-from zodbshootout.config import load_config
+from zodbshootout.config.loader import load_config
 from zodbshootout.errors import CellError
-from zodbshootout.zeo_server import ServerRequest, ZEOServerProcess, embedded_servers
+from zodbshootout.storages.zeo.server import ServerRequest, ZEOServerProcess, embedded_servers
 
 from support import configs
 

@@ -133,3 +133,82 @@ class TwoHosts:
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+class Network:
+    """Several test hosts on one switch: a namespace each, joined by a bridge.
+
+    The bridge lives in a namespace of its own; each host has a veth pair
+    whose other end is a port of the bridge.  Addresses are
+    ``NETWORK_PREFIX.1``, ``.2``, ... in the order of *names*, and exist only
+    inside these namespaces.
+    """
+
+    def __init__(self, *names: str) -> None:
+        tag = f"{os.getpid() % 100000}"
+        self.hosts = {
+            name: Host(f"zs-{name}-{tag}", f"{NETWORK_PREFIX}.{index}")
+            for index, name in enumerate(names, 1)
+        }
+        self.switch = f"zs-switch-{tag}"
+        self._tag = tag
+
+    def __getitem__(self, name: str) -> Host:
+        return self.hosts[name]
+
+    def __enter__(self) -> Network:
+        try:
+            _ip("netns", "add", self.switch)
+            _in(self.switch, "ip", "link", "add", "br0", "type", "bridge")
+            _in(self.switch, "ip", "link", "set", "br0", "up")
+            for index, host in enumerate(self.hosts.values(), 1):
+                _ip("netns", "add", host.name)
+                host.run(["ip", "link", "set", "lo", "up"], check=True)
+                inner, port = f"zsh{index}-{self._tag}", f"zsp{index}-{self._tag}"
+                _ip("link", "add", inner, "type", "veth", "peer", "name", port)
+                _ip("link", "set", inner, "netns", host.name)
+                _ip("link", "set", port, "netns", self.switch)
+                _in(self.switch, "ip", "link", "set", port, "master", "br0")
+                _in(self.switch, "ip", "link", "set", port, "up")
+                host.run(["ip", "addr", "add", f"{host.address}/24", "dev", inner], check=True)
+                host.run(["ip", "link", "set", inner, "up"], check=True)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for host in self.hosts.values():
+            host.stop_processes()
+            subprocess.run(["ip", "netns", "del", host.name], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.switch], capture_output=True)
+
+
+NETWORK_PREFIX = "10.231.78"  # inside the test's own namespaces only
+
+
+def namespace_id(name: str) -> str:
+    """How a process in namespace *name* sees it: ``readlink /proc/self/ns/net``."""
+    return f"net:[{os.stat(f'/run/netns/{name}').st_ino}]"
+
+
+def fake_ssh(directory: str) -> str:
+    """A directory holding an ``ssh`` that runs its command in the namespace named as host.
+
+    execnet's ssh gateway runs ``ssh [options] HOST COMMAND``; put the
+    directory first on PATH and HOST is a namespace of this machine.
+    """
+    path = os.path.join(directory, "ssh")
+    with open(path, "w") as script:
+        script.write(
+            "#!/bin/sh\n"
+            "# Test stand-in for ssh: the host is a network namespace of this machine.\n"
+            'while [ "$#" -gt 2 ]; do shift; done\n'
+            'exec ip netns exec "$1" sh -c "exec $2"\n'
+        )
+    os.chmod(path, 0o755)
+    return directory
+
+
+def _in(namespace: str, *argv: str) -> None:
+    _ip("netns", "exec", namespace, *argv)

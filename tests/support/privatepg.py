@@ -45,7 +45,7 @@ def unavailable() -> str | None:
 class PrivateCluster:
     """initdb + postgres on 127.0.0.1:port; a role with a password and its database."""
 
-    def __init__(self, role: str, password: str) -> None:
+    def __init__(self, role: str, password: str, settings: dict[str, str] | None = None) -> None:
         # Not below pytest's tmp_path: that is private to root, and the
         # server runs as postgres.
         self.directory = pathlib.Path(tempfile.mkdtemp(prefix="zodbshootout-pg-"))
@@ -53,6 +53,10 @@ class PrivateCluster:
         self.password = password
         self.port = free_port()
         self.process: subprocess.Popen | None = None
+        #: Server settings beyond the defaults (``-c name=value``), e.g. log_statement.
+        self.settings = settings or {}
+        #: The server's log (its standard error), written by the server as it runs.
+        self.log = self.directory / "server.log"
 
     def _as_postgres(self, argv: list[str]) -> list[str]:
         # setpriv execs in place, so the PID we keep is the server's own.
@@ -102,11 +106,12 @@ class PrivateCluster:
                     "fsync=off",
                     "-c",
                     "full_page_writes=off",
+                    *[f"-c{name}={value}" for name, value in self.settings.items()],
                 ]
             ),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=self.log.open("wb"),
         )
         self._wait_until_ready()
         self._admin(

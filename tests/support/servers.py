@@ -151,7 +151,7 @@ def start_zeo(host: Host, directory: pathlib.Path, port: int) -> None:
     host.wait_for_port(port)
 
 
-def start_memcached(host: Host, port: int = 11211) -> None:
+def start_memcached(host: Host, port: int = 24004) -> None:  # the samples' port
     memcached = shutil.which("memcached") or "/usr/bin/memcached"
     host.spawn([memcached, "-u", "root", "-l", host.address, "-p", str(port), "-m", "64"])
     host.wait_for_port(port)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import Failure, Measurement, PhaseTiming, RunResult
 
 SECONDS = {"add": 0.1, "cold": 0.05, "steamin": 0.0001}
 FACTORS = {"postgresql": 1.0, "zeo_fs": 1.25}
@@ -63,3 +63,35 @@ def with_noise(result: RunResult, database: str, phase: str, factors: tuple) -> 
         for m in result.measurements
     ]
     return dataclasses.replace(result, measurements=measurements)
+
+
+#: A busy machine's repetitions: relative durations spread by about ±20%.
+BUSY_FACTORS = (1.0, 1.25, 0.8, 1.15, 0.85)
+
+
+def busy_result(slower_cell: tuple[str, str] | None = None, factor: float = 2.0) -> RunResult:
+    """24 cells (4 databases × 6 phases), 5 repetitions at a busy machine's spread.
+
+    *slower_cell* (database, phase) takes *factor* times as long: a copy of
+    the same run with one cell made slower.
+    """
+    databases = ["postgresql", "mysql", "mysql_mc", "zeo_fs"]
+    phases = ["add", "update", "cold", "hot", "steamin", "warm"]
+    measurements = []
+    for database in databases:
+        for repetition, spread in enumerate(BUSY_FACTORS, 1):
+            for phase in phases:
+                seconds = 0.1 * spread * (factor if (database, phase) == slower_cell else 1.0)
+                timing = PhaseTiming(phase, 0, seconds, 1000, 1000, 1000, 0)
+                measurements.append(Measurement(database, 1, 1000, repetition, timing))
+    return RunResult(
+        databases=databases,
+        object_counts=[1000],
+        concurrencies=[1],
+        phases=phases,
+        repetitions=len(BUSY_FACTORS),
+        measurements=measurements,
+        failures=[],
+        notes=[],
+        metadata={"options": {"aggregate": "mean", "object_counts": [1000]}},
+    )

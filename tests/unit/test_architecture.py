@@ -107,9 +107,257 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_graph_sees_the_layers():
     graph = import_graph()
     assert "zodbshootout.concurrency.worker" in graph["zodbshootout.concurrency.processes"]
-    assert "zodbshootout.storages" in graph["zodbshootout.caches"]
+    assert "zodbshootout.storages" in graph["zodbshootout.phases.caches"]
     # The storage kinds don't know about the layers above them.
-    above = {"zodbshootout.runner", "zodbshootout.phases", "zodbshootout.concurrency"}
+    above = {"zodbshootout.run.runner", "zodbshootout.phases.classic", "zodbshootout.concurrency"}
     for module, targets in graph.items():
         if module.startswith("zodbshootout.storages"):
             assert not targets & above, module
+
+
+# --- The package layers --------------------------------------------------------
+
+#: The modules at the top of the package: the flow's common ground.  They
+#: import only each other (``__main__`` starts the command line).
+BASE = {"errors", "faults", "inputs", "outputfile", "reasons", "redact", ""}
+
+#: Package -> the packages it may import (besides itself and BASE).  The flow
+#: reads downwards: cli → run → concurrency → phases / rawkv → database →
+#: probes → workload → storages → config, and results / render beneath them
+#: all, so that ``show`` and ``compare`` need nothing that opens a database.
+MAY_IMPORT = {
+    "results": set(),
+    # mix.stats: a mix record's percentiles (pure; HdrHistogram, no ZODB).
+    "render": {"results", "mix"},
+    # Trace records and replays; its chart draws with render's matplotlib set-up.
+    "cachesim": {"render", "results"},
+    # RunOptions checks phase names and object shapes against their owners'
+    # records (the one edge that points up the flow; lazy at run time).
+    "config": {"results", "phases", "workload"},
+    # cachesim.records: the trace format a client cache writes (--cache-trace).
+    "storages": {"config", "cachesim"},
+    "workload": {"storages"},
+    "probes": {"config", "storages"},
+    "database": {"config", "storages", "workload", "probes"},
+    "phases": {"storages", "workload"},
+    "rawkv": {"config", "phases", "results", "workload"},
+    "concurrency": {"config", "database", "phases", "probes", "results", "storages", "workload"},
+    "run": {
+        *("concurrency", "config", "database", "phases", "probes"),
+        *("rawkv", "results", "storages", "workload"),
+    },
+    # A mix run: the same layers as a classic run, its own worker loop.
+    "mix": {
+        *("concurrency", "config", "database", "phases", "probes"),
+        *("results", "storages", "workload"),
+    },
+    "cli": {
+        *("cachesim", "concurrency", "config", "database", "mix", "phases", "probes"),
+        *("render", "results", "run", "workload"),
+    },
+}
+
+
+def package_of(module):
+    """``zodbshootout.storages.zeo.kind`` -> ``storages``; a top-level module -> its name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layer_violations(graph):
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = package_of(module)
+        if source == "__main__":
+            continue
+        allowed = BASE if source in BASE else BASE | MAY_IMPORT[source] | {source}
+        found += [f"{module} -> {t}" for t in sorted(targets) if package_of(t) not in allowed]
+    return found
+
+
+def test_every_package_has_a_layer():
+    packages = {package_of(m) for m in module_names()} - BASE - {"__main__"}
+    assert packages == set(MAY_IMPORT)
+
+
+def test_packages_import_only_the_layers_beneath_them():
+    assert layer_violations(import_graph()) == []
+
+
+def test_the_layer_rule_sees_a_violation():
+    graph = {"zodbshootout.render.table": {"zodbshootout.storages.base"}}
+    assert layer_violations(graph) == ["zodbshootout.render.table -> zodbshootout.storages.base"]
+
+
+def test_results_and_render_need_nothing_that_opens_a_database():
+    below = {"storages", "concurrency", "phases", "database", "run", "probes", "rawkv"}
+    assert not (MAY_IMPORT["results"] | MAY_IMPORT["render"]) & below
+    assert not MAY_IMPORT["storages"] & {"run", "concurrency", "phases", "cli"}
+
+
+# --- Only cli/ prints ---------------------------------------------------------
+
+#: Modules outside cli/ that may write to the standard streams, and why.
+WRITES_STANDARD_STREAMS = {
+    # '-' as an output file name means stdout (hyperfine's convention).
+    "zodbshootout.outputfile",
+    # The embedded ZEO server is a program of its own: it reports its
+    # address on stdout and a failure on stderr to the runner that started it.
+    "zodbshootout.storages.zeo.server",
+}
+
+
+def _prints(tree):
+    """Line numbers of print() calls and of sys.stdout / sys.stderr writes."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "print":
+            lines.append(node.lineno)
+        elif isinstance(func, ast.Attribute) and func.attr == "write":
+            target = ast.unparse(func.value)
+            if target.startswith(("sys.stdout", "sys.stderr")):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_only_cli_prints():
+    found = []
+    for module in module_names():
+        if package_of(module) in ("cli", "__main__") or module in WRITES_STANDARD_STREAMS:
+            continue
+        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        found += [f"{module}:{line}" for line in _prints(tree)]
+    assert found == []
+
+
+def test_the_print_finder_finds_prints():
+    tree = ast.parse("print(1)\nsys.stderr.write('x')\nconsole.print(2)\nfile.write('y')\n")
+    assert _prints(tree) == [1, 2]
+
+
+# --- No switching on a storage's class outside storages/ ----------------------
+
+_NAME_ATTRIBUTES = {"__name__", "__module__", "__qualname__", "__class__"}
+
+
+#: How code reads a storage kind's name: ``kind.name``, ``info["kind"]``, ``.get("kind")``.
+_KIND_READS = ("kind.name", "['kind']", "get('kind')", "kind_of(")
+
+
+def _switches_on_names(tree):
+    """Comparisons of a class's or module's name, or of a storage kind's name with a string.
+
+    A module's own ``__name__`` (its main guard) is no class; a variable
+    that happens to be called ``kind`` (a message's) is no storage kind.
+    """
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        names = {n.attr for o in operands for n in ast.walk(o) if isinstance(n, ast.Attribute)}
+        strings = [o for o in operands if isinstance(o, ast.Constant) and isinstance(o.value, str)]
+        text = ast.unparse(node).replace('"', "'")
+        if names & _NAME_ATTRIBUTES or (strings and any(read in text for read in _KIND_READS)):
+            found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_nothing_outside_storages_switches_on_a_storage_class():
+    found = []
+    for module in module_names():
+        if package_of(module) == "storages":
+            continue
+        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        found += [f"{module}:{line}" for line in _switches_on_names(tree)]
+    assert found == []
+
+
+def test_the_switch_finder_finds_switches():
+    source = (
+        "if type(s).__name__ == 'FileStorage': pass\n"
+        "if s.__module__.startswith('x') or s.__module__ in names: pass\n"
+        "if info['kind'] == 'rawkv': pass\n"
+        "if storages.kind_of(s).name == 'zeo': pass\n"
+        "if kind.name == other: pass\n"
+        "if phase.name == 'add': pass\n"
+        "if __name__ == '__main__': pass\n"
+        "if message_kind == 'ready': pass\n"
+    )
+    assert _switches_on_names(ast.parse(source)) == [1, 2, 3, 4]
+
+
+# --- Functions stay short ---------------------------------------------------------
+
+MAX_FUNCTION_LINES = 60
+
+#: Declarative argparse code: one add_argument after another, nothing to split.
+ARGPARSE_BUILDERS = {
+    "zodbshootout.cli.arguments.build_parser",
+    "zodbshootout.cli.subcommand_parser.build_subcommand_parser",
+    "zodbshootout.cli.mix.add_arguments",
+}
+
+
+def long_functions():
+    found = []
+    for module in module_names():
+        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES and f"{module}.{node.name}" not in ARGPARSE_BUILDERS:
+                    found.append(f"{module}.{node.name}: {lines} lines")
+    return found
+
+
+def test_no_function_is_over_sixty_lines():
+    assert long_functions() == []
+
+
+# --- docs/architecture.rst is the tree of the package ---------------------------------
+
+ARCHITECTURE = PACKAGE_DIR.parents[1] / "docs" / "architecture.rst"
+
+
+def documented_tree(text):
+    """The paths the tree of architecture.rst lists (folders end with '/')."""
+    paths = []
+    folders = []
+    for line in text.splitlines():
+        marker = max(line.find("├── "), line.find("└── "))
+        if marker < 0:
+            continue
+        depth = marker // 4 - 1  # the block is indented by four spaces
+        name = line[marker + 4 :].split()[0]
+        del folders[depth:]
+        paths.append("/".join([*folders, name]))
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+    return paths
+
+
+def package_tree():
+    paths = []
+    for path in PACKAGE_DIR.rglob("*"):
+        relative = path.relative_to(PACKAGE_DIR)
+        if "__pycache__" in relative.parts or path.suffix == ".pyc":
+            continue
+        if path.name == "__init__.py" and len(relative.parts) > 1:
+            continue  # a package is listed as its folder
+        paths.append(relative.as_posix() + ("/" if path.is_dir() else ""))
+    return paths
+
+
+def test_the_architecture_page_lists_every_file_of_the_package():
+    documented = documented_tree(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert sorted(documented) == sorted(package_tree())
+    assert len(documented) == len(set(documented))
+
+
+def test_the_tree_reader_nests_folders():
+    text = "    ├── a/   x\n    │   └── b.py   y\n    └── c.py   z\n"
+    assert documented_tree(text) == ["a/", "a/b.py", "c.py"]

@@ -18,11 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zodbshootout import cli, faults
-from zodbshootout.config import ConfigError, load_config
-from zodbshootout.drivers import describe_open_error
+from zodbshootout import faults
+from zodbshootout.cli import entry as cli
+from zodbshootout.config.loader import ConfigError, load_config
+from zodbshootout.database.drivers import describe_open_error
 from zodbshootout.redact import RedactingFilter
-from zodbshootout.results import Failure, RunResult
+from zodbshootout.results.record import Failure, RunResult
 
 IN_MEMORY = """
 <zodb mem>
@@ -126,7 +127,8 @@ def test_fails_with_malformed_configuration(write_config, text, says):
 def test_fails_with_missing_or_binary_configuration(tmp_path):
     code, stdout, stderr = run_main(str(tmp_path / "missing.conf"))
     assert_one_line_error(code, stdout, stderr)
-    assert "cannot read the configuration: No such file or directory" in stderr
+    missing = tmp_path / "missing.conf"
+    assert f"cannot read the configuration {missing}: No such file or directory" in stderr
     binary = tmp_path / "binary.conf"
     binary.write_bytes(b"\xff\xfe\x00<zodb>")
     code, stdout, stderr = run_main(str(binary))
@@ -183,7 +185,7 @@ def test_open_errors_say_what_to_check():
 
 
 def result_with(databases, failed=(), refused=(), setup_failed=(), measured=False):
-    from zodbshootout.results import Measurement, PhaseTiming
+    from zodbshootout.results.record import Measurement, PhaseTiming
 
     result = RunResult(list(databases), [10], [1], ["add"], 1)
     for name in failed:
@@ -372,7 +374,7 @@ def test_generated_configurations_load_or_fail_cleanly(text):
 
 
 def test_optional_option_values_leave_phase_names_alone(tmp_path):
-    from zodbshootout.cli import bind_optional_values
+    from zodbshootout.cli.entry import bind_optional_values
 
     config = tmp_path / "c.conf"
     config.write_text("")

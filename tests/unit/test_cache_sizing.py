@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zodbshootout.cache_sizing import CacheWorkload, size_caches
-from zodbshootout.config import ConfigSource, parse_source
-from zodbshootout.config_keys import written
+from zodbshootout.config.keys import written
+from zodbshootout.config.loader import ConfigSource, parse_source
+from zodbshootout.database.cache_sizing import CacheWorkload, size_caches
 from zodbshootout.storages import storage_factories
 from zodbshootout.storages.base import MIB, OBJECT_OVERHEAD_BYTES
 
@@ -125,3 +125,24 @@ def test_the_opened_database_has_the_sized_pickle_cache(tmp_path, count):
         assert db.getCacheSize() == max(5000, pickle_cache_objects(count))
     finally:
         db.close()
+
+
+def test_the_sizes_used_are_recorded_and_shown_by_verbose(tmp_path):
+    from zodbshootout.database.cache_sizing import configured_cache_sizes
+    from zodbshootout.render.description import format_description
+
+    text = "%import zodbshootout\n%import relstorage\n" + ZEO.format(db_line="", zeo_line="")
+    text += SQLITE.format(line="")
+    source = ConfigSource(text=text, url=(tmp_path / "t.conf").as_uri(), data_dir=str(tmp_path))
+    zeo = configured_cache_sizes(source, "zeo", CacheWorkload(100000, 128))
+    assert zeo == {
+        "pickle cache objects": pickle_cache_objects(100000),
+        "ZEO cache": client_cache_bytes(100000, 128),
+    }
+    sqlite = configured_cache_sizes(source, "sqlite", CacheWorkload(1000, 128))
+    assert sqlite == {"pickle cache objects": 5000, "RelStorage local cache": 10 * MIB}
+    line = format_description("sqlite", {"database": "sqlite", "cache_sizes": {"1000": sqlite}})
+    assert line == (
+        "sqlite: sqlite, caches at n=1000: pickle cache 5,000 objects, "
+        "RelStorage local cache 10.0 MiB"
+    )

@@ -1,51 +1,132 @@
-"""cachesim's pure parts: sizes in, table out."""
+"""cachesim's pure parts: sizes and policies in, the seed's table out in every format."""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 
 import pytest
 
-from zodbshootout.cachesim import HitCount, TraceReport, format_reports, format_size, parse_sizes
+from zodbshootout.cachesim.policies import Outcome
+from zodbshootout.cachesim.replay import (
+    GroupReport,
+    HitCount,
+    Simulation,
+    group_name,
+    parse_policies,
+    parse_sizes,
+)
+from zodbshootout.cachesim.table import format_simulation, format_size
 
 
 def test_sizes_are_powers_of_1024_like_zconfig():
-    assert parse_sizes("64KB, 1MB,20mb,1.5MB,4096") == [65536, 1 << 20, 20 << 20, 1572864, 4096]
+    assert parse_sizes("64KB, 1MB,20mb,1.5MB,16384") == [65536, 1 << 20, 20 << 20, 1572864, 16384]
 
 
-@pytest.mark.parametrize("text", ["", "1", "ten MB", "5TB"])
-def test_a_bad_size_says_which(text):
+@pytest.mark.parametrize("text", ["", "1", "ten MB", "5TB", "1KB", "15KB", "100GB"])
+def test_a_bad_or_too_small_size_says_which(text):
     with pytest.raises(argparse.ArgumentTypeError):
         parse_sizes(text)
 
 
+def test_policies_are_named_in_order_and_checked():
+    assert parse_policies("lru, zeo,lru") == ["lru", "zeo"]
+    with pytest.raises(argparse.ArgumentTypeError, match="arc: choose from zeo, relstorage, lru"):
+        parse_policies("zeo,arc")
+
+
 def test_size_labels():
-    assert [format_size(s) for s in (512, 65536, 1 << 20, 1536 << 10, 200 << 20)] == [
+    assert [format_size(s) for s in (512, 65536, 1 << 20, 1536 << 10, 200 << 20, 10**7)] == [
         "512 B",
         "64 KiB",
         "1 MiB",
         "1.5 MiB",
         "200 MiB",
+        "9.54 MiB",
     ]
 
 
-def test_table_has_the_actual_row_each_size_and_totals_for_several_traces():
-    sizes = [65536, 1 << 20]
-    reports = [
-        TraceReport(
-            "/d/a.trace", HitCount(10, 5), {65536: HitCount(10, 2), 1 << 20: HitCount(10, 9)}
-        ),
-        TraceReport("/d/b.trace", None, {65536: HitCount(0, 0), 1 << 20: HitCount(30, 30)}),
+def test_a_runs_traces_are_grouped_by_database_count_concurrency_and_stage():
+    assert group_name("/t/zeo_fs-n1000-c2-r3-read-w1.trace") == "zeo_fs-n1000-c2 read"
+    assert group_name("/t/my-db-n5-c1-r1-write-w0.trace") == "my-db-n5-c1 write"
+    assert group_name("/t/Financial1.spc.bz2") == "Financial1.spc.bz2"
+
+
+def _simulation() -> Simulation:
+    zeo = GroupReport(
+        "zeo_fs-n10-c1 read",
+        ["a.trace"],
+        "zeo",
+        kind="zeo",
+        actual=HitCount(10, 5),
+        actual_size_bytes=20 << 20,
+        actual_phases={"hot": HitCount(4, 4)},
+        simulated={
+            ("zeo", 65536): Outcome(12, 3, 0.25),
+            ("lru", 65536): Outcome(12, 6, 0.5),
+        },
+    )
+    spc = GroupReport(
+        "loop.spc",
+        ["loop.spc"],
+        "spc",
+        simulated={("zeo", 65536): Outcome(4, 0, 1.0), ("lru", 65536): Outcome(4, 4, 2.0)},
+    )
+    return Simulation([zeo, spc], [65536], ["zeo", "lru"], {"zeo": "6.2", "lru": "5.5"}, [])
+
+
+def test_table_has_the_seeds_columns_and_an_actual_row_under_its_policy():
+    assert format_simulation(_simulation(), "table") == [
+        "Trace                  Cache size  Loads  Hits zeo  Hits lru  Time zeo  Time lru",
+        "--------------------------------------------------------------------------------",
+        "zeo_fs-n10-c1 read  actual 20 MiB     10    50.0 %",
+        "zeo_fs-n10-c1 read         64 KiB     12    25.0 %    50.0 %   0.250 s   0.500 s",
+        "loop.spc                   64 KiB      4     0.0 %   100.0 %   1.000 s   2.000 s",
+        "",
+        "versions: zeo: ZEO 6.2, lru: cachetools 5.5",
+        "actual: the traced cache's own hits and size, under the policy that simulates it; "
+        "the simulations start empty and are never cleared",
     ]
-    assert format_reports(reports, sizes) == [
-        "Trace         Cache size  Loads  Hits  Hit rate",
-        "-----------------------------------------------",
-        "a.trace           actual     10     5    50.0 %",
-        "a.trace           64 KiB     10     2    20.0 %",
-        "a.trace            1 MiB     10     9    90.0 %",
-        "b.trace           actual    n/a   n/a       n/a",
-        "b.trace           64 KiB      0     0       n/a",
-        "b.trace            1 MiB     30    30   100.0 %",
-        "all 2 traces      64 KiB     10     2    20.0 %",
-        "all 2 traces       1 MiB     40    39    97.5 %",
+
+
+def test_csv_has_numbers_in_cells():
+    rows = list(csv.reader(format_simulation(_simulation(), "csv")))
+    assert rows[0] == [
+        "trace",
+        "source",
+        "cache_size_bytes",
+        "loads",
+        "hit_rate_zeo",
+        "hit_rate_lru",
+        "seconds_zeo",
+        "seconds_lru",
     ]
+    assert rows[1] == ["zeo_fs-n10-c1 read", "actual", str(20 << 20), "10", "0.5000", "", "", ""]
+    assert rows[3] == [
+        "loop.spc",
+        "simulated",
+        "65536",
+        "4",
+        "0.0000",
+        "1.0000",
+        "1.0000",
+        "2.0000",
+    ]
+
+
+def test_json_keeps_the_versions_and_each_phases_actual_counts():
+    document = json.loads("\n".join(format_simulation(_simulation(), "json")))
+    assert document["versions"] == {"zeo": "6.2", "lru": "5.5"}
+    actual = document["rows"][0]
+    assert actual["source"] == "actual"
+    assert actual["kind"] == "zeo"
+    assert actual["phases"] == {"hot": {"loads": 4, "hits": 4, "hit_rate": 1.0}}
+    assert document["rows"][1]["hit_rate"] == {"zeo": 0.25, "lru": 0.5}
+
+
+def test_markdown_is_a_table_with_notes():
+    lines = format_simulation(_simulation(), "markdown")
+    assert lines[0] == "| Trace | Cache size | Loads | Hits zeo | Hits lru | Time zeo | Time lru |"
+    assert lines[1] == "|---|---:|---:|---:|---:|---:|---:|"
+    assert lines[-2] == "- versions: zeo: ZEO 6.2, lru: cachetools 5.5"

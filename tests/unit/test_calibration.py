@@ -1,6 +1,6 @@
 """Loop counts: enough work per sample, never absurdly many loops."""
 
-from zodbshootout.calibration import MAX_LOOPS, loops_for, loops_for_workers
+from zodbshootout.run.calibration import MAX_LOOPS, loops_for, loops_for_workers
 
 
 def test_a_sample_of_one_millisecond_loops_until_fifty():
@@ -34,8 +34,8 @@ def test_workers_share_the_loops_of_the_fastest():
 
 
 def test_the_warmup_calibrates_only_looped_phases():
-    from zodbshootout.calibration import loops_from_warmup
-    from zodbshootout.results import PhaseTiming
+    from zodbshootout.results.record import PhaseTiming
+    from zodbshootout.run.calibration import loops_from_warmup
 
     def timing(phase, worker, seconds, loops=1):
         return PhaseTiming(phase, worker, seconds, 1000, 0, 0, 0, loops=loops)

@@ -7,11 +7,16 @@ import math
 import pathlib
 
 import pytest
-from sample_run import sample_result, with_noise
+from sample_run import busy_result, sample_result, with_noise
 
-from zodbshootout.compare import compare_results, holm_adjust, require_common_cells
 from zodbshootout.errors import UsageError
 from zodbshootout.render.comparison import format_comparisons, format_ratio, format_table
+from zodbshootout.results.compare import (
+    compare_results,
+    detectable_difference,
+    holm_adjust,
+    require_common_cells,
+)
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 
@@ -92,9 +97,9 @@ def test_markdown_is_a_table_with_a_summary_row():
     html = MarkdownIt("commonmark").enable("table").render("\n".join(lines))
     assert html.count("<table>") == 1
     assert html.count("<tr>") == 1 + 7  # header, six cells, the geometric mean
-    assert html.count("<th>") + html.count("<th style") == 6
+    assert html.count("<th>") + html.count("<th style") == 7
     assert "<td><strong>Geometric mean</strong></td>" in html
-    assert html.count("<p>") == 3  # the method, one paragraph per line
+    assert html.count("<p>") == 5  # the method, one paragraph per line
 
 
 def test_csv_and_json_carry_every_cell_and_the_geometric_mean():
@@ -118,7 +123,10 @@ def test_single_repetitions_are_compared_but_not_tested():
     comparison = compare_results(one, one)
     assert comparison.cells[0].ratio == 1.0
     assert comparison.cells[0].significant is None
-    assert "untested (needs 2+ repetitions on each side)" in format_table(comparison)[1]
+    assert (
+        "inconclusive (untested: needs 2+ repetitions on each side)"
+        in (format_table(comparison)[1])
+    )
 
 
 def test_cells_only_in_one_run_are_listed_apart():
@@ -157,3 +165,61 @@ def test_slower_than_names_only_significant_slowdowns_beyond_the_threshold():
     ]
     assert slower[0].slowdown_percent == pytest.approx(20.0)
     assert comparison.slower_than(25) == []
+
+
+def test_each_cell_states_the_smallest_slowdown_its_runs_could_detect():
+    quiet = compare_results(sample_result(), sample_result())
+    busy = compare_results(busy_result(), busy_result())
+    quiet_seen = [c.detectable_slowdown_percent for c in quiet.tested]
+    busy_seen = [c.detectable_slowdown_percent for c in busy.tested]
+    # ±2% over 3 repetitions sees a few percent; ±20% over 5 among 24 cells, not even 2x.
+    assert all(0 < seen < 10 for seen in quiet_seen)
+    assert all(seen > 100 for seen in busy_seen)
+    # A difference exactly the detectable one is significant at alpha / m.
+    cell = busy.cells[0]
+    change = cell.detectable_rate_change
+    assert change is not None
+    assert cell.base is not None
+    assert detectable_difference(
+        cell.base.stddev, 5, cell.base.stddev, 5, len(busy.tested)
+    ) == pytest.approx(change)
+    lines = format_table(busy)
+    assert lines[0].split()[-2:] == ["Verdict", "Detectable"]
+    assert any(line.startswith("Overall: these runs could detect a slowdown of ") for line in lines)
+
+
+def test_three_verdicts_slower_faster_inconclusive():
+    changed = sample_result(scale={"add": 0.5, "cold": 1.1})
+    comparison = compare_results(sample_result(), changed)
+    verdicts = {(c.key.database, c.key.phase): c.verdict for c in comparison.cells}
+    assert verdicts["postgresql", "add"] == "faster"
+    assert verdicts["postgresql", "cold"] == "slower"
+    assert verdicts["postgresql", "steamin"] == "inconclusive"
+    assert verdicts["zeo_fs", "steamin"] is None  # failed on both sides
+
+
+def test_a_gate_on_a_busy_machine_is_inconclusive_and_advises_repetitions():
+    comparison = compare_results(busy_result(), busy_result(("mysql", "cold"), 1.5))
+    cold = next(c for c in comparison.cells if (c.key.database, c.key.phase) == ("mysql", "cold"))
+    assert cold.verdict == "inconclusive"  # 1.5x slower, yet not significant
+    gate = comparison.gate(10)
+    assert gate.slower == []
+    assert len(gate.blind) == 24
+    advised = gate.advised_repetitions
+    assert advised is not None
+    assert advised > 5
+    # That many repetitions at the same spread would see a 10% slowdown in every cell.
+    assert all(c.repetitions_to_detect(10) <= advised for c in gate.blind)
+    assert comparison.gate(10_000).blind == []
+
+
+def test_the_chart_interval_crosses_one_exactly_when_inconclusive():
+    changed = sample_result(scale={"add": 0.5})
+    changed = with_noise(changed, "postgresql", "cold", (1.05, 1.05, 1.05))
+    for comparison in (
+        compare_results(sample_result(), changed),
+        compare_results(busy_result(), busy_result(("mysql", "cold"), 3.0)),
+    ):
+        for cell in comparison.tested:
+            low, high = cell.ratio_interval()
+            assert (low <= 1.0 <= high) == (cell.verdict == "inconclusive"), cell

@@ -2,7 +2,7 @@
 
 import pytest
 
-from zodbshootout.config import ConfigError, load_config
+from zodbshootout.config.loader import ConfigError, load_config
 from zodbshootout.storages import embedded_zeo_sections, single_process_reason
 
 from support import configs

@@ -13,10 +13,11 @@ import ZODB
 from ZODB.FileStorage import FileStorage
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import dbstate, storages
-from zodbshootout.config import ConfigSource, parse_source
-from zodbshootout.database import ROOT_KEY, ForeignDataError, populate
+from zodbshootout import storages
+from zodbshootout.config.loader import ConfigSource, parse_source
+from zodbshootout.database import state as dbstate
 from zodbshootout.errors import UsageError
+from zodbshootout.workload.root import ROOT_KEY, ForeignDataError, populate
 
 DATABASES = ["zeo_fs", "sqlite", "zeo_pcache"]
 

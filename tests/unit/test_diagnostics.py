@@ -6,10 +6,10 @@ import logging
 
 import pytest
 
-from zodbshootout import diagnostics
 from zodbshootout.errors import UsageError
+from zodbshootout.probes import diagnostics
 from zodbshootout.render.notes import leak_notes
-from zodbshootout.results import Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
 
 
 @pytest.mark.parametrize("level", ["debug", "INFO", "Warning"])

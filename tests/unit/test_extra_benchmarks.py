@@ -12,15 +12,16 @@ import transaction
 import ZODB
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import benchmarks, phases
-from zodbshootout.database import ROOT_KEY, populate
+from zodbshootout.config.options import RunOptions
 from zodbshootout.errors import DataMismatch
-from zodbshootout.options import RunOptions
-from zodbshootout.phases import ALL_PHASES, PHASES, Step, WorkerScope, plan_stages
+from zodbshootout.phases import benchmarks
+from zodbshootout.phases import classic as phases
+from zodbshootout.phases.classic import ALL_PHASES, PHASES, Step, WorkerScope, plan_stages
 from zodbshootout.render.csv import format_csv
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import conflict_notes
-from zodbshootout.results import Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
+from zodbshootout.workload.root import ROOT_KEY, populate
 
 N = 12
 SIZE = 32

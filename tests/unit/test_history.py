@@ -8,10 +8,11 @@ import pathlib
 import pytest
 from sample_run import sample_result
 
-from zodbshootout import resultfile
-from zodbshootout.cli import main
+from zodbshootout.cli.entry import main
 from zodbshootout.errors import UsageError
-from zodbshootout.history import (
+from zodbshootout.render.history import format_history
+from zodbshootout.results import file as resultfile
+from zodbshootout.results.history import (
     SavedRun,
     column_names,
     history_cells,
@@ -19,7 +20,6 @@ from zodbshootout.history import (
     saved_file_name,
     unused_path,
 )
-from zodbshootout.render.history import format_history
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 DAY = 86400.0

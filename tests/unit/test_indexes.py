@@ -8,9 +8,9 @@ import ZODB
 from persistent.mapping import PersistentMapping
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import indexes
 from zodbshootout.errors import DataMismatch
-from zodbshootout.objects import ADDED, UPDATED
+from zodbshootout.workload import indexes
+from zodbshootout.workload.objects import ADDED, UPDATED
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from zodbshootout.render.insight import (
     INDEX_KEYS_PER_SECOND,
     insight_rows,
 )
-from zodbshootout.results import CellKey, Failure, Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import CellKey, Failure, Measurement, PhaseTiming, RunResult
 
 
 def _timing(phase, worker, loads, hits, growth=None):
@@ -139,7 +139,7 @@ def test_the_classic_csv_has_no_insight_rows_nor_their_footnotes():
 
 
 def test_verbose_line_of_a_floor():
-    from zodbshootout.dbinfo import format_description
+    from zodbshootout.render.description import format_description
 
     info = {
         "kind": "rawkv",
@@ -162,3 +162,21 @@ def test_threads_sharing_a_db_count_hits_once_for_all_workers():
     result = RunResult(["zeo"], [100], [2], ["hot"], 1, measurements=measurements)
     (row,) = insight_rows(result, 2, {}, [])
     assert (row.cells[0].value, row.cells[0].detail) == (1.0, {"hits": 206, "misses": 0})
+
+
+def test_a_growth_below_one_extent_gets_a_note_instead_of_a_misleading_figure():
+    """InnoDB grows by 1 MiB extents: 200 small objects may grow it by 0 bytes."""
+    result = _result()
+    result.metadata["databases"]["zeo"]["size"] = {
+        "method": "InnoDB data_length + index_length",
+        "granularity_bytes": 1 << 20,
+    }
+    footnotes = []
+    add = _by_kind(insight_rows(result, 2, {}, footnotes), BYTES_PER_OBJECT)["add"]
+    zeo = add.cells[0]
+    assert zeo.value is None
+    assert zeo.detail["growth_bytes"] == 63_000
+    assert footnotes[zeo.footnote - 1] == (
+        "zeo: its size grows in 1 MiB extents, and no repetition of this phase grew it "
+        "by one (200 objects): run more objects (-n) for a figure"
+    )

@@ -3,8 +3,8 @@
 import json
 
 from zodbshootout import __version__
-from zodbshootout.metadata import environment, package_versions, run_metadata
-from zodbshootout.options import RunOptions
+from zodbshootout.config.options import RunOptions
+from zodbshootout.results.metadata import environment, package_versions, run_metadata
 
 CONFIG = """\
 %define PASS s3cret!
@@ -53,3 +53,23 @@ def test_missing_package_is_none():
     assert package_versions(("surely-not-installed-zodbshootout-x",)) == {
         "surely-not-installed-zodbshootout-x": None
     }
+
+
+def test_the_commit_of_this_checkout_and_the_hostname_are_recorded():
+    import platform
+
+    recorded = environment()
+    assert recorded["hostname"] == platform.node()
+    git = recorded["git"]
+    assert len(git["commit"]) == 40
+    assert git["source"] == "the checkout it is imported from"
+
+
+def test_without_a_checkout_the_missing_commit_says_why(tmp_path, monkeypatch):
+    from zodbshootout.results import metadata
+
+    monkeypatch.setattr(metadata, "_pip_source", dict)  # pip recorded nothing
+    installed = tmp_path / "site-packages" / "zodbshootout"
+    git = metadata.git_commit(str(installed), cwd=str(tmp_path))
+    assert git["commit"] is None
+    assert git["reason"].startswith("installed without a record of its source commit")

@@ -18,12 +18,15 @@ from BTrees.OOBTree import OOBTree
 from persistent.mapping import PersistentMapping
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout import blobs, cli, concurrency, workload
+from zodbshootout import concurrency, storages
+from zodbshootout.cli import entry as cli
 from zodbshootout.concurrency import thread_counting, threads
-from zodbshootout.config import ConfigSource, parse_source
-from zodbshootout.database import ROOT_KEY, populate
-from zodbshootout.objects import BenchmarkObject
-from zodbshootout.options import RunOptions
+from zodbshootout.config.loader import ConfigSource, parse_source
+from zodbshootout.config.options import RunOptions
+from zodbshootout.workload import blobs
+from zodbshootout.workload import containers as workload
+from zodbshootout.workload.objects import BenchmarkObject
+from zodbshootout.workload.root import ROOT_KEY, populate
 
 
 def options_for(*argv: str) -> RunOptions:
@@ -47,20 +50,20 @@ def test_processes_are_the_default_mode():
 
 
 def test_threads_without_a_value_share_one_db():
-    assert (options_for("--threads").mode, options_for("--threads").threads) == (
+    assert (options_for("--threads").mode, options_for("--threads").sharing) == (
         "threads",
         "shared",
     )
-    assert options_for("--threads", "unique").threads == "unique"
+    assert options_for("--threads", "unique").sharing == "unique"
 
 
 def test_gevent_implies_threads_and_keeps_the_sharing():
     pytest.importorskip("gevent", reason="the gevent extra is not installed")
-    assert (options_for("--gevent").mode, options_for("--gevent").threads) == (
+    assert (options_for("--gevent").mode, options_for("--gevent").sharing) == (
         "gevent",
         "shared",
     )
-    assert options_for("--gevent", "--threads", "unique").threads == "unique"
+    assert options_for("--gevent", "--threads", "unique").sharing == "unique"
 
 
 def test_btrees_without_a_value_means_iobtree():
@@ -80,7 +83,7 @@ def test_an_unknown_sharing_is_a_one_line_usage_error():
     ("field", "value", "message"),
     [
         ("mode", "fibers", "unknown concurrency mode 'fibers'"),
-        ("threads", "some", "--threads takes shared or unique"),
+        ("sharing", "some", "--threads takes shared or unique"),
         ("btrees", "LL", "--btrees takes IO or OO"),
     ],
 )
@@ -212,8 +215,12 @@ def test_unique_dbs_over_one_storage_see_each_others_commits(tmp_path):
         session.close()
 
 
-def test_thread_meters_count_each_threads_loads_apart():
+@pytest.mark.parametrize("counters", [True, False], ids=["setstate", "transfer-counts"])
+def test_thread_meters_count_each_threads_loads_apart(counters):
+    """With --counters each thread's loads are counted as they happen; without,
+    from ZODB's own per-connection load counts of the connections it used."""
     thread_counting.install()
+    storages.count_requests(counters)
     db = ZODB.DB(MappingStorage())
     try:
         populate(db, 2)
@@ -227,9 +234,11 @@ def test_thread_meters_count_each_threads_loads_apart():
         both_open = threading.Barrier(2)
 
         def read(worker, count):
-            meter = thread_counting.ThreadMeter(db, worker, True, frozenset())
+            own: list = []
+            meter = thread_counting.ThreadMeter(db, worker, True, frozenset(), lambda: own)
             meter.start()
             conn = db.open(transaction.TransactionManager())
+            own.append(conn)
             both_open.wait(10)
             container = conn.root()[ROOT_KEY][worker]
             for index in range(count):
@@ -247,6 +256,7 @@ def test_thread_meters_count_each_threads_loads_apart():
         assert counted[1].loads == 3 + 9
         assert counted[1].storage_loads == counted[1].loads  # memory: every load hits it
     finally:
+        storages.count_requests(False)
         db.close()
 
 

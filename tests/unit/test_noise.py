@@ -1,6 +1,7 @@
 """The busy-machine warning."""
 
-from zodbshootout.noise import busiest, busy_warning, load_average
+from zodbshootout.results.noise import busiest, busy_warning
+from zodbshootout.run.noise import load_average
 
 
 def test_a_load_at_the_core_count_warns_with_what_to_do():
@@ -29,7 +30,7 @@ def test_this_machine_reports_a_load_average():
 
 
 def test_the_runs_metadata_gives_the_loads_and_the_cores():
-    from zodbshootout.noise import format_busy_warning
+    from zodbshootout.results.noise import format_busy_warning
 
     busy = {"load_average": {"a": {"before": 1.0, "after": 4.5}}, "environment": {"cpu_count": 4}}
     assert format_busy_warning(busy) == [

@@ -14,8 +14,10 @@ import pathlib
 
 import pytest
 
-from zodbshootout import cli, outputfile, resultfile
+from zodbshootout import outputfile
+from zodbshootout.cli import entry as cli
 from zodbshootout.errors import UsageError
+from zodbshootout.results import file as resultfile
 
 IN_MEMORY = """
 <zodb mem>

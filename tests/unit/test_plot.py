@@ -61,8 +61,8 @@ def test_comparison_chart_has_a_bar_per_cell_coloured_by_verdict():
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_hex
 
-    from zodbshootout.compare import compare_results
     from zodbshootout.render.plot import build_comparison_figure
+    from zodbshootout.results.compare import compare_results
 
     changed = sample_result(scale={"add": 0.5, "cold": 1.1})
     comparison = compare_results(sample_result(), changed, base_name="a", changed_name="b")
@@ -86,8 +86,8 @@ def test_comparison_chart_has_a_bar_per_cell_coloured_by_verdict():
 def test_history_chart_has_a_line_per_database_over_the_runs():
     import matplotlib.pyplot as plt
 
-    from zodbshootout.history import SavedRun, history_cells
     from zodbshootout.render.plot import build_history_figure
+    from zodbshootout.results.history import SavedRun, history_cells
 
     runs = []
     for index, scale in enumerate((1.0, 0.9, 0.5)):

@@ -2,13 +2,9 @@
 
 import pytest
 
-from zodbshootout.precision import (
-    StoppingRule,
-    another_round,
-    imprecise_cells,
-    is_precise,
-    relative_half_width,
-)
+from zodbshootout.config.options import StoppingRule
+from zodbshootout.results.stats import is_precise, relative_half_width
+from zodbshootout.run.precision import another_round, imprecise_cells
 
 STEADY = [1000.0, 1001.0, 999.0]  # ±0.1 %: half-width about 0.25 %
 NOISY = [1000.0, 1400.0, 700.0]

@@ -5,16 +5,16 @@ import time
 
 from rich.console import Console
 
-from zodbshootout.progress import (
+from zodbshootout.cli.progress import (
     LineProgress,
     NoProgress,
-    ProgressEvent,
     RichProgress,
     RunPlan,
     TimeLeft,
     format_duration,
     make_progress,
 )
+from zodbshootout.run.progress import ProgressEvent
 
 PLAN = RunPlan(["zeo_fs", "sqlite"], [100], [2], repetitions=2)
 
@@ -183,3 +183,42 @@ def test_fewer_redraws_when_the_workers_are_threads_of_this_process():
     finally:
         threads.clear()
         processes.clear()
+
+
+def test_time_left_weighs_each_level_by_objects_and_workers():
+    """-n 100,1000 -c 1,2: later levels cost more; the estimate must know."""
+    import pytest
+
+    plan = RunPlan(["pg"], [100, 1000], [1, 2], repetitions=2)
+    clock = FakeClock()
+    left = TimeLeft(plan, clock=clock)
+
+    def cost(count, workers):  # a machine whose time follows the plan's weights
+        return 0.01 * plan.level_weight(count, workers)
+
+    levels = [(100, 1), (100, 2), (1000, 1), (1000, 2)]
+    actual_total = 2 * sum(cost(n, c) for n, c in levels)
+    elapsed = 0.0
+    for n, c in levels[:1]:  # the first level measured: 2 repetitions
+        for repetition in (1, 2):
+            left.update(ProgressEvent("pg", n, c, repetition, 2, "populate"))
+            clock.now += cost(n, c)
+            elapsed += cost(n, c)
+    left.update(ProgressEvent("pg", 100, 1, 2, 2, "done"))
+    assert left.seconds() == pytest.approx(actual_total - elapsed)
+    # An unweighted mean would say 6 repetitions × 3 s = 18 s; 76 s are left.
+    assert left.seconds() > 4 * 6 * cost(100, 1)
+
+
+def test_at_80_columns_the_times_stay_readable():
+    import re
+
+    stream = io.StringIO()
+    display = make_progress(stream, PLAN, False, str, console=terminal_console(stream, 80))
+    clock_event = ProgressEvent("a_long_database_name", 100000, 16, 3, 10, "warm-up: populate")
+    display(clock_event)
+    display.display.refresh()
+    frame = stream.getvalue().split("\r")[-1]
+    display.clear()
+    assert re.search(r"\d:\d\d:\d\d", frame), frame  # the elapsed time, whole
+    assert "~?:?? left" in frame, frame

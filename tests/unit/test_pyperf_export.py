@@ -5,7 +5,7 @@ import json
 import pytest
 from sample_run import sample_result
 
-from zodbshootout.pyperf_export import dumps_pyperf
+from zodbshootout.results.pyperf_export import dumps_pyperf
 
 pyperf = pytest.importorskip("pyperf", reason="pyperf is not installed")
 
@@ -29,8 +29,8 @@ def test_real_pyperf_reads_the_suite():
 
 
 def test_values_are_the_inverse_of_the_tables_rates():
-    from zodbshootout.results import CellKey
-    from zodbshootout.stats import cell_stats
+    from zodbshootout.results.record import CellKey
+    from zodbshootout.results.stats import cell_stats
 
     result = sample_result()
     document = json.loads(dumps_pyperf(result))

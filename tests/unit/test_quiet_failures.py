@@ -48,7 +48,7 @@ def test_a_library_error_with_its_exception_is_logged_in_one_line(last_resort, c
 def _damaged_result(**changes) -> str:
     from sample_run import sample_result
 
-    from zodbshootout import resultfile
+    from zodbshootout.results import file as resultfile
 
     document = resultfile.to_document(sample_result())
     for key, value in changes.items():
@@ -75,7 +75,7 @@ BAD_RESULT_FILES = {
 @pytest.mark.parametrize("subcommand", ["show", "compare", "plot", "export"])
 @pytest.mark.parametrize("kind", list(BAD_RESULT_FILES))
 def test_subcommands_refuse_a_bad_result_file_in_one_line(tmp_path, capsys, subcommand, kind):
-    from zodbshootout.cli import main
+    from zodbshootout.cli.entry import main
 
     bad = tmp_path / "bad.json"
     bad.write_bytes(BAD_RESULT_FILES[kind])
@@ -95,19 +95,22 @@ def test_subcommands_refuse_a_bad_result_file_in_one_line(tmp_path, capsys, subc
 
 
 def test_a_directory_is_no_result_file(tmp_path, capsys):
-    from zodbshootout.cli import main
+    from zodbshootout.cli.entry import main
 
     assert main(["show", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err == f"zodbshootout show: error: cannot read result file {tmp_path}: Is a directory\n"
+    assert err == (
+        f"zodbshootout show: error: refusing to read result file {tmp_path}: "
+        "it is a directory, not a regular file\n"
+    )
 
 
 def test_plot_of_a_run_whose_largest_cells_all_failed_still_draws(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from sample_run import sample_result
 
-    from zodbshootout import resultfile
-    from zodbshootout.cli import main
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
 
     document = resultfile.to_document(sample_result())
     document["object_counts"] = [100, 1000]
@@ -124,8 +127,8 @@ def test_plot_of_a_run_that_measured_nothing_says_so(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from sample_run import sample_result
 
-    from zodbshootout import resultfile
-    from zodbshootout.cli import main
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
 
     result = sample_result()
     result.measurements.clear()
@@ -141,7 +144,7 @@ def _run_main(*argv: str) -> tuple[int, str, str]:
     import contextlib
     import io
 
-    from zodbshootout.cli import main
+    from zodbshootout.cli.entry import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -182,7 +185,7 @@ def test_a_binary_or_looping_logging_configuration_is_a_usage_error(tmp_path):
     binary.write_bytes(b"\x83\xff<eventlog>")
     code, _stdout, stderr = _run_main(str(config), "--threads", "--log", str(binary))
     assert code == 2
-    assert stderr == f"zodbshootout: error: --log {binary}: the file is not UTF-8 text\n"
+    assert stderr == f"zodbshootout: error: --log {binary}: the file {binary} is not UTF-8 text\n"
     looping = tmp_path / "loop.conf"
     looping.write_text("%include loop.conf\n")
     code, _stdout, stderr = _run_main(str(config), "--threads", "--log", str(looping))
@@ -205,7 +208,7 @@ def _damaged_documents(draw):
     """A saved run with one value, somewhere in it, replaced by arbitrary JSON."""
     from sample_run import sample_result
 
-    from zodbshootout import resultfile
+    from zodbshootout.results import file as resultfile
 
     document = resultfile.to_document(sample_result())
     where = document
@@ -227,7 +230,7 @@ def test_any_damaged_result_file_is_shown_or_refused_in_one_line(document, subco
     import io
     import tempfile
 
-    from zodbshootout.cli import main
+    from zodbshootout.cli.entry import main
 
     with tempfile.TemporaryDirectory() as directory:
         path = f"{directory}/run.json"
@@ -249,7 +252,7 @@ def test_any_damaged_result_file_is_shown_or_refused_in_one_line(document, subco
 
 def test_sections_nested_absurdly_deep_are_a_configuration_error(write_config):
     """40 nested <demostorage>s make ZODB build a name of 2^40 characters (15 GB at 40)."""
-    from zodbshootout.config import MAX_SECTION_DEPTH, ConfigError, load_config
+    from zodbshootout.config.loader import MAX_SECTION_DEPTH, ConfigError, load_config
 
     depth = 40
     path = write_config(

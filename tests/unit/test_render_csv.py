@@ -1,9 +1,11 @@
 """The classic table against golden text."""
 
+import csv
+import io
 import pathlib
 
 from zodbshootout.render.csv import format_csv
-from zodbshootout.results import Failure, Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import Failure, Measurement, PhaseTiming, RunResult
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 
@@ -103,11 +105,15 @@ def _precise_result(seconds, precision=0.05):
     )
 
 
-def test_a_cell_short_of_the_precision_is_marked_with_a_footnote():
+def test_a_cell_short_of_the_precision_stays_a_number_and_its_footnote_names_it():
     # 64 loops of 1000 objects in 0.064 s and 0.128 s: 1000000 and 500000 objects/s.
     lines = format_csv(_precise_result([0.064, 0.128, 0.064]))
-    assert lines[1].split()[-1] == "833333[1]"
+    assert lines[1].split()[-1] == "833333"
     assert lines[3].startswith("[1] not within ±5% of the mean (95% confidence)")
+    assert lines[3].endswith("; cells: db Read 1000 Steamin' Objects")
+    # The classic contract: every measured cell parses as a number.
+    rows = list(csv.reader(io.StringIO("\n".join(lines[:2])), skipinitialspace=True))
+    assert [float(text) for text in rows[1][1:]] == [833333.0]
 
 
 def test_a_precise_cell_and_a_fixed_rule_have_no_mark():

@@ -8,9 +8,9 @@ import pathlib
 import pytest
 from sample_run import sample_result
 
-from zodbshootout import resultfile
 from zodbshootout.errors import UsageError
-from zodbshootout.results import PhaseTiming, RunResult
+from zodbshootout.results import file as resultfile
+from zodbshootout.results.record import PhaseTiming, RunResult
 
 
 def test_round_trip_is_lossless():

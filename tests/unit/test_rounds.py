@@ -1,8 +1,8 @@
 """Round-robin repetitions: warm-up first, then one repetition of each database per round."""
 
-from zodbshootout.precision import StoppingRule
-from zodbshootout.results import PhaseTiming
-from zodbshootout.rounds import measure_in_rounds
+from zodbshootout.config.options import StoppingRule
+from zodbshootout.results.record import PhaseTiming
+from zodbshootout.run.rounds import measure_in_rounds
 
 
 class Clock:

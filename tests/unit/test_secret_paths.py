@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from zodbshootout.config import load_config
-from zodbshootout.options import RunOptions
+from zodbshootout.config.loader import load_config
+from zodbshootout.config.options import RunOptions
 from zodbshootout.redact import MASK
-from zodbshootout.runner import Runner
+from zodbshootout.run.runner import Runner
 
 PASSWORD = "Pa55-in-a-path-8Jw"
 

@@ -6,10 +6,11 @@ import threading
 import pytest
 
 from zodbshootout.concurrency.worker import StageTask, execute_stage
-from zodbshootout.config import load_config
-from zodbshootout.database import open_database, populate
+from zodbshootout.config.loader import load_config
+from zodbshootout.database.open import open_database
 from zodbshootout.errors import DataMismatch
-from zodbshootout.phases import Step, plan_stages
+from zodbshootout.phases.classic import Step, plan_stages
+from zodbshootout.workload.root import populate
 
 from support import configs
 
@@ -92,7 +93,8 @@ def test_reads_check_values(filestorage):
 
 def test_timed_region_holds_zodb_work_only(filestorage, monkeypatch):
     """Payloads, counters, checks and barriers all happen outside start..end."""
-    from zodbshootout import caches, phases
+    from zodbshootout.phases import caches
+    from zodbshootout.phases import classic as phases
 
     events: list[str] = []
 

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from zodbshootout.results import CellKey, Measurement, PhaseTiming, RunResult
-from zodbshootout.stats import Stats, cell_stats, repetition_rate
+from zodbshootout.results.record import CellKey, Measurement, PhaseTiming, RunResult
+from zodbshootout.results.stats import Stats, cell_stats, repetition_rate
 
 
 def timing(seconds: float, worker: int = 0, objects: int = 100, phase: str = "add"):

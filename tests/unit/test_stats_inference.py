@@ -5,7 +5,7 @@ import math
 import pytest
 from sample_run import sample_result, with_noise
 
-from zodbshootout.stats import (
+from zodbshootout.results.stats import (
     Stats,
     format_spread_warning,
     noisy_cells,

@@ -4,11 +4,11 @@ import json
 import pathlib
 
 import pytest
-from sample_run import sample_result, with_noise
+from sample_run import busy_result, sample_result, with_noise
 
-from zodbshootout import resultfile
-from zodbshootout.cli import main
+from zodbshootout.cli.entry import main
 from zodbshootout.render.csv import format_csv
+from zodbshootout.results import file as resultfile
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_compare_prints_ratio_and_significance(saved, tmp_path, capsys):
     assert "changed.json" in out.splitlines()[0]
     add = next(line for line in out.splitlines() if line.split()[:2] == ["postgresql", "Add"])
     assert "2.00x faster" in add
-    assert "significant (p<0.001)" in add
+    assert "faster (p<0.001)" in add
     assert out.splitlines()[-1] == "2 of 5 tested cells differ significantly."
 
 
@@ -132,7 +132,7 @@ def test_a_failed_save_warns_once_and_does_not_stop_the_run(tmp_path, capsys):
     import argparse
     import shutil
 
-    from zodbshootout.subcommands import RunOutputs
+    from zodbshootout.cli.outputs import RunOutputs
 
     directory = tmp_path / "out"
     directory.mkdir()
@@ -164,6 +164,35 @@ def test_compare_fails_only_when_asked_and_names_the_slower_cells(saved, tmp_pat
     assert err[1].startswith("  slower.json: postgresql, cold, 1000 objects, concurrency 2: ")
     assert "2.00x slower" in err[1]
     assert main(["compare", saved, str(slower), "--fail-if-slower", "120"]) == 0
+
+
+def test_a_gate_that_cannot_see_the_threshold_says_so_and_exits_3(tmp_path, capsys):
+    """Two copies of a busy machine's run, one cell 1.5x or 2x slower: never a pass."""
+    from zodbshootout.errors import EXIT_INCONCLUSIVE
+
+    base, slower = tmp_path / "base.json", tmp_path / "slower.json"
+    resultfile.save(busy_result(), str(base))
+    resultfile.save(busy_result(("mysql", "cold"), 2.0), str(slower))
+    # 2x slower: just significant among 24 cells at this spread (p=0.047), or else blind.
+    assert main(["compare", str(base), str(slower), "--fail-if-slower", "10"]) != 0
+    out = capsys.readouterr().out
+    assert "Overall: these runs could detect a slowdown of 115% or more in every cell" in out
+    resultfile.save(busy_result(("mysql", "cold"), 1.5), str(slower))
+    code = main(["compare", str(base), str(slower), "--fail-if-slower", "10"])
+    out, err = capsys.readouterr()
+    assert code == EXIT_INCONCLUSIVE == 3
+    lines = err.splitlines()
+    assert lines[0] == (
+        "zodbshootout compare: inconclusive: asked to catch a 10% slowdown "
+        "(--fail-if-slower 10), but 24 cell(s) could not have shown it:"
+    )
+    cold = next(line for line in lines if "mysql, cold" in line)
+    assert "1.50x slower, can detect " in cold
+    assert lines[-1].startswith("  To resolve 10%: run both with -r ")
+    mysql_cold = next(
+        line for line in out.splitlines() if line.startswith("mysql ") and "Cold" in line
+    )
+    assert "inconclusive (p=" in mysql_cold
 
 
 def test_compare_several_runs_against_the_first(saved, tmp_path, capsys):
@@ -209,6 +238,7 @@ def test_show_metadata_matches_golden(tmp_path, capsys):
             "git": {"commit": "0123456789abcdef" * 2 + "01234567", "modified": True},
             "python": {"version": "3.11.7", "implementation": "CPython"},
             "platform": "Linux-6.1-x86_64",
+            "hostname": "bench-1",
             "cpu_model": "Some CPU @ 2.20GHz",
             "cpu_count": 2,
             "cpu_governor": "unknown",
@@ -263,3 +293,54 @@ def test_compared_runs_are_named_by_their_labels_when_they_all_differ(tmp_path, 
     resultfile.save(sample_result(), unlabelled)
     assert main(["compare", paths[0], unlabelled]) == 0
     assert capsys.readouterr().out.split()[2:4] == ["before-run.json", "plain.json"]
+
+
+def test_the_terminal_table_into_a_pipe_keeps_its_natural_width(tmp_path, capsys):
+    """Not a terminal: nothing cut at 100 columns (no '…')."""
+    import dataclasses
+
+    wide = sample_result()
+    names = [f"relstorage_database_{index}" for index in range(6)]
+    wide = dataclasses.replace(
+        wide,
+        databases=names,
+        failures=[],
+        measurements=[
+            dataclasses.replace(m, database=name)
+            for m in wide.measurements
+            if m.database == "postgresql"
+            for name in names
+        ],
+    )
+    path = tmp_path / "wide.json"
+    resultfile.save(wide, str(path))
+    assert main(["show", str(path), "--format", "table"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines()) > 100
+    assert "19,906" in out  # a whole rate, with its separators
+
+
+def test_history_and_compare_say_which_run_was_measured_on_a_busy_machine(tmp_path, capsys):
+    quiet, busy = sample_result(), sample_result(scale={"cold": 1.5})
+    for result in (quiet, busy):
+        result.metadata["environment"] = {"cpu_count": 2}
+    quiet.metadata["load_average"] = {"postgresql": {"before": 0.3, "after": 0.5}}
+    busy.metadata["load_average"] = {"postgresql": {"before": 10.6, "after": 9.1}}
+    busy.metadata["started"] += 3600
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    resultfile.save(quiet, str(directory / "quiet.json"))
+    resultfile.save(busy, str(directory / "busy.json"))
+    main(["compare", str(directory / "quiet.json"), str(directory / "busy.json")])
+    err = capsys.readouterr().err
+    assert (
+        "zodbshootout compare: warning: busy.json was measured on a busy machine "
+        "(load 10.6 on 2 cores): a difference may come from the load rather than the change"
+    ) in err
+    assert "quiet.json was measured" not in err
+    assert main(["history", str(directory)]) == 0
+    legend = [line for line in capsys.readouterr().out.splitlines() if ": " in line]
+    busy_line = next(line for line in legend if "busy.json" in line)
+    assert "measured on a busy machine (load 10.6 on 2 cores)" in busy_line
+    assert not any("busy machine" in line for line in legend if "quiet.json" in line)

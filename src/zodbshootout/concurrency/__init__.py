@@ -31,17 +31,22 @@ gevent (``--gevent``, implies threads)
 In every mode each worker's counts are its own (see thread_counting for how
 threads' counts are split, and what a shared DB's cache hits mean).
 
+processes on other hosts (``--hosts``)
+    Each stage in c fresh interpreters spread over the listed client hosts,
+    started through execnet (concurrency.hosts); a ready/go barrier across
+    all hosts; the runner process populates.
+
 Modules: session (mode names, SessionSpec, the Session protocol), worker (the
-worker loop every mode runs), processes, threads, gevent, thread_counting.
+worker loop every mode runs), processes, threads, gevent, thread_counting,
+hosts (the launcher and coordinator for other hosts), host_worker (what runs
+there), plain (tasks and timings as plain data), host_environment.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from zodbshootout import storages
-from zodbshootout.concurrency.gevent import GeventSession
-from zodbshootout.concurrency.processes import ProcessSession
+from zodbshootout.concurrency.modes import Mode, mode_of, session_spec
 from zodbshootout.concurrency.session import (
     GEVENT,
     MODES,
@@ -52,7 +57,6 @@ from zodbshootout.concurrency.session import (
     UNIQUE,
     Session,
     SessionSpec,
-    session_spec,
     stage_tasks,
 )
 from zodbshootout.concurrency.threads import ThreadSession
@@ -66,11 +70,14 @@ __all__ = [
     "SHARINGS",
     "THREADS",
     "UNIQUE",
+    "Mode",
     "Session",
     "SessionSpec",
     "StageOutcome",
     "StageTask",
+    "ThreadSession",
     "describe_mode",
+    "mode_of",
     "mode_problem",
     "open_session",
     "session_spec",
@@ -81,45 +88,19 @@ __all__ = [
 
 def describe_mode(mode: str, sharing: str) -> str:
     """The mode as RunResult.metadata["concurrency_mode"] records it."""
-    return PROCESSES if mode == PROCESSES else f"{mode}:{sharing}"
+    return mode_of(mode).describe(sharing)
 
 
-def warm_note(mode: str, sharing: str) -> str:
-    """What the table's warm row means when the workers were not processes."""
-    workers = "greenlets (--gevent)" if mode == GEVENT else "threads"
-    if sharing == SHARED:
-        return (
-            f"workers ran as {workers} sharing one DB: warm read through the DB the "
-            "writers used (its pooled pickle caches and its storage cache)"
-        )
-    return (
-        f"workers ran as {workers} with a DB each, opened anew for the read stage: "
-        "warm found only caches that outlive a DB"
-    )
+def warm_note(mode: str, sharing: str) -> str | None:
+    """What the table's warm row means when the workers were not processes (else None)."""
+    return mode_of(mode).warm_note(sharing)
 
 
 def open_session(spec: SessionSpec) -> Session:
     """The session for *spec*'s mode; close it after the repetition."""
-    if spec.mode == THREADS:
-        return ThreadSession(spec)
-    if spec.mode == GEVENT:
-        return GeventSession(spec)
-    return ProcessSession(spec)
+    return mode_of(spec.mode).open_session(spec)
 
 
 def mode_problem(mode: str, sharing: str, concurrency: int, database_factory: Any) -> str | None:
     """Why this mode can't measure this database at this concurrency, or None."""
-    if mode == PROCESSES:
-        return storages.process_mode_reason(database_factory, concurrency)
-    if (
-        mode == GEVENT
-        and sharing == UNIQUE
-        and concurrency > 1
-        and storages.one_client_per_gevent_process(database_factory)
-    ):
-        return (
-            "--gevent with --threads unique needs a ZEO client per greenlet, but ZEO "
-            "clients each run an asyncio loop and only one can run in a gevent process; "
-            "use --gevent with --threads shared"
-        )
-    return None
+    return mode_of(mode).problem(sharing, concurrency, database_factory)

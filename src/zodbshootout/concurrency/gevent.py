@@ -35,9 +35,8 @@ from typing import IO, Any
 
 from zodbshootout import storages
 from zodbshootout.concurrency.worker import StageOutcome
-from zodbshootout.database import ForeignDataError
-from zodbshootout.drivers import install_hint
-from zodbshootout.errors import CellError, UsageError
+from zodbshootout.errors import CellError, UsageError, install_hint
+from zodbshootout.workload.root import ForeignDataError
 
 _PROGRAM = (
     "from gevent import monkey; monkey.patch_all(); "

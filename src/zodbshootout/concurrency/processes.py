@@ -23,10 +23,10 @@ from typing import Any, cast
 
 from zodbshootout.concurrency.session import SessionSpec
 from zodbshootout.concurrency.worker import Barrier, StageOutcome, StageTask, execute_stage
-from zodbshootout.database import open_database
+from zodbshootout.database.open import open_database
 from zodbshootout.errors import CellError
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
-from zodbshootout.results import PhaseTiming
+from zodbshootout.results.record import PhaseTiming
 
 _log = logging.getLogger(__name__)
 

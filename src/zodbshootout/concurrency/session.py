@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from zodbshootout.cache_sizing import CacheWorkload
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
-from zodbshootout.config import ConfigSource
-from zodbshootout.options import (
+from zodbshootout.config.hosts import HostSpec
+from zodbshootout.config.loader import ConfigSource
+from zodbshootout.config.options import (
     GEVENT,
     MODES,
     PROCESSES,
@@ -19,10 +19,11 @@ from zodbshootout.options import (
     UNIQUE,
     RunOptions,
 )
-from zodbshootout.phases import Step
+from zodbshootout.database.cache_sizing import CacheWorkload
+from zodbshootout.phases.classic import Step
 
 __all__ = ["GEVENT", "MODES", "PROCESSES", "SHARED", "SHARINGS", "THREADS", "UNIQUE"]
-__all__ += ["Session", "SessionSpec", "session_spec", "stage_tasks"]
+__all__ += ["Session", "SessionSpec", "stage_tasks"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class SessionSpec:
     #: their own from their task); None: the configuration's sizes.
     cache_workload: CacheWorkload | None = None
     measure_size: bool = False  # worker 0 reads the storage's size (see storagesize)
+    counters: bool = False  # --counters: count loads sent and statements (storages.count_requests)
+    hosts: tuple[HostSpec, ...] = ()  # --hosts: the workers run there (see concurrency.hosts)
 
 
 class Session(Protocol):
@@ -47,25 +50,6 @@ class Session(Protocol):
     def populate(self, fill: Callable[[Any], None]) -> None: ...
     def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome: ...
     def close(self) -> None: ...
-
-
-def session_spec(
-    source: ConfigSource,
-    database: str,
-    addresses: tuple[tuple[str, int], ...],
-    options: RunOptions,
-    count: int,
-    workers: int,
-) -> SessionSpec:
-    """How one count and concurrency level of *database* runs; its caches sized for it.
-
-    With one DB shared by thread workers, its client cache serves all of them.
-    """
-    shared = options.mode != PROCESSES and options.threads == SHARED
-    workload = CacheWorkload(count, options.object_size_bytes, workers if shared else 1)
-    return SessionSpec(
-        source, database, addresses, workers, options.mode, options.threads, workload
-    )
 
 
 def stage_tasks(
@@ -98,6 +82,7 @@ def stage_tasks(
             barrier_timeout_seconds=options.timeout_seconds,
             profile_prefix=profile_prefix,
             leaks=options.leaks,
+            counters=options.counters,
             log=options.log,
             blobs=options.blobs,
             # Tests' faults hit a measured repetition, not the warm-up.

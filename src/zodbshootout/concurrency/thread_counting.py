@@ -1,13 +1,17 @@
 """Count each worker's loads when the workers are threads of one process.
 
-:func:`zodbshootout.caches.counters` reads process-wide numbers: right for a
+:func:`zodbshootout.phases.caches.counters` reads process-wide numbers: right for a
 worker process, but the sum of all workers when they are threads.  Here each
 worker thread's numbers are kept apart:
 
 loads
-    The objects this thread unghosted (``Connection.setstate`` calls made in
-    the thread), exact in every mode.
+    The objects this thread unghosted: the load counts ZODB keeps per
+    connection (``getTransferCounts``), over the connections the worker
+    opened (a shared DB: those its view of the DB handed out; a DB of its
+    own: all of them), read before and after the phase.  With
+    ``--counters``, the ``Connection.setstate`` calls made in the thread.
 storage_loads
+    Only with ``--counters`` for ZEO and RelStorage (None otherwise).
     FileStorage and MappingStorage: equal to loads (every load reads the
     store).  RelStorage: the object states its database driver returned in
     this thread (RelStorage reads in the calling thread), exact.  ZEO: the
@@ -27,12 +31,14 @@ cache_hits
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ZODB.Connection import Connection
 
-from zodbshootout import caches, storages
-from zodbshootout.caches import Counters
+from zodbshootout import storages
+from zodbshootout.phases import caches
+from zodbshootout.phases.caches import Counters
 
 _local = threading.local()
 _installed = False
@@ -43,7 +49,8 @@ def install() -> None:
     """Start counting per thread in this process (idempotent).
 
     Wraps ``Connection.setstate``: one list append per load, in the timed
-    region, the same order of cost as the storage kinds' request counters.
+    region, the same order of cost as the storage kinds' request counters;
+    so only with ``--counters``.
     """
     global _installed
     with _install_lock:
@@ -72,9 +79,17 @@ class ThreadMeter:
     """
 
     def __init__(
-        self, db: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
+        self,
+        db: Any,
+        worker: int,
+        shared_client: bool,
+        shared_oids: frozenset[bytes],
+        connections: Callable[[], list[Any]] | None = None,
     ) -> None:
         self.db = db
+        # The worker's connections (default: all of the DB's), for its load counts.
+        self._connections = connections or (lambda: _all_connections(db))
+        self._loads_before: dict[int, int] = {}
         self._storage_loads = storages.kind_of(db.storage).thread_load_counter(
             db.storage, worker, shared_client, shared_oids
         )
@@ -84,7 +99,9 @@ class ThreadMeter:
         self._statements_before: int | None = None
 
     def start(self) -> None:
-        _local.loaded = []
+        counting = _installed and storages.counting_requests()
+        _local.loaded = [] if counting else None
+        self._loads_before = _load_counts(_all_connections(self.db))
         if self._storage_loads is not None:
             self._storage_loads.start()
         if self._records_cache_hits:
@@ -93,11 +110,17 @@ class ThreadMeter:
         self._statements_before = self._kind.statements(self.db.storage, this_thread=True)
 
     def stop(self) -> Counters:
-        loaded: list[bytes] = getattr(_local, "loaded", None) or []
+        loaded: list[bytes] | None = getattr(_local, "loaded", None)
         _local.loaded = None
-        storage_loads = None
-        if self._storage_loads is not None:
-            storage_loads = self._storage_loads.stop(loaded)
+        storage_loads: int | None = None
+        if loaded is not None:
+            loads = len(loaded)
+            if self._storage_loads is not None:
+                storage_loads = self._storage_loads.stop(loaded)
+        else:
+            counts = _load_counts(self._connections())
+            loads = sum(count - self._loads_before.get(key, 0) for key, count in counts.items())
+            storage_loads = self._kind.storage_loads(self.db.storage, loads)
         cache_hits = None
         if self._records_cache_hits:
             now = caches.counters(self.db).cache_hits
@@ -109,8 +132,19 @@ class ThreadMeter:
         if statements is not None and self._statements_before is not None:
             statements -= self._statements_before
         return Counters(
-            loads=len(loaded),
+            loads=loads,
             storage_loads=storage_loads,
             cache_hits=cache_hits,
             statements=statements,
         )
+
+
+def _all_connections(db: Any) -> list[Any]:
+    found: list[Any] = []
+    db._connectionMap(found.append)
+    return found
+
+
+def _load_counts(connections: list[Any]) -> dict[int, int]:
+    """Each connection's cumulative load count (ZODB's own), by id."""
+    return {id(conn): conn.getTransferCounts()[0] for conn in connections}

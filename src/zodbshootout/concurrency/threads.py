@@ -15,15 +15,17 @@ import transaction
 from ZODB.mvccadapter import MVCCAdapter
 from ZODB.utils import z64
 
-from zodbshootout import caches, storages
-from zodbshootout.cache_sizing import size_caches
+from zodbshootout import storages
 from zodbshootout.concurrency import thread_counting
 from zodbshootout.concurrency.session import SHARED, SessionSpec
 from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
-from zodbshootout.config import parse_source
-from zodbshootout.database import ROOT_KEY, open_database
-from zodbshootout.drivers import describe_open_error
+from zodbshootout.config.loader import parse_source
+from zodbshootout.database.cache_sizing import size_caches
+from zodbshootout.database.drivers import describe_open_error
+from zodbshootout.database.open import open_database
 from zodbshootout.errors import CellError
+from zodbshootout.phases import caches
+from zodbshootout.workload.root import ROOT_KEY
 
 #: Seconds a stage's threads get beyond the stage timeout to notice a broken barrier.
 _JOIN_GRACE_SECONDS = 5.0
@@ -41,6 +43,8 @@ class _OwnConnectionView:
     def __init__(self, db: Any, connection: Any = None) -> None:
         self._db = db
         self._last: Any = connection
+        #: Every connection this worker opened, by id (whose loads are its own).
+        self.opened: dict[int, Any] = {} if connection is None else {id(connection): connection}
 
     def open(self, transaction_manager: Any = None, **kwargs: Any) -> Any:
         conn = None
@@ -51,7 +55,12 @@ class _OwnConnectionView:
         else:
             conn.open(transaction_manager)
         self._last = conn
+        self.opened[id(conn)] = conn
         return conn
+
+    def connections(self) -> list[Any]:
+        """The connections this worker opened (their loads are its own)."""
+        return list(self.opened.values())
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._db, name)
@@ -94,7 +103,9 @@ class ThreadSession:
     """Run one repetition's stages as threads of this process (see the module doc)."""
 
     def __init__(self, spec: SessionSpec, check_db: Callable[[Any], None] | None = None):
-        thread_counting.install()
+        storages.count_requests(spec.counters)
+        if spec.counters:
+            thread_counting.install()
         self.spec = spec
         self._check_db = check_db
         self._config = parse_source(spec.source)
@@ -212,7 +223,11 @@ class ThreadSession:
                 if self._shared_db is not None:
                     view = _OwnConnectionView(self._shared_db, connections[index])
                     meter = thread_counting.ThreadMeter(
-                        self._shared_db, task.worker, True, self._shared_oids
+                        self._shared_db,
+                        task.worker,
+                        True,
+                        self._shared_oids,
+                        connections=view.connections,
                     )
                     opened.append(_ThreadWorkerDatabase(view, meter, _nothing))
                 else:

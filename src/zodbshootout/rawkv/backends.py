@@ -58,14 +58,78 @@ def _import(backend: str) -> Any:
         ) from None
 
 
+class ForeignStoreError(CellError):
+    """The store's path holds something the tool did not create; nothing was written."""
+
+
+#: The empty file that marks a directory store (LMDB, LevelDB) as the tool's.
+MARKER_FILE = "zodbshootout-rawkv"
+#: SQLite's ``application_id`` (header bytes 68-71) of the tool's databases: "zsKV".
+SQLITE_APPLICATION_ID = 0x7A734B56
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _refuse(spec: StoreSpec, why: str) -> ForeignStoreError:
+    return ForeignStoreError(
+        f"{spec.path} {why}; refusing to touch it: point the section's path at a new name"
+    )
+
+
+def check_not_foreign(spec: StoreSpec) -> None:
+    """Refuse, before anything opens it, a path that holds what the tool did not create.
+
+    A new name (or, for LMDB and LevelDB, an empty directory) is fine: the
+    store is created there and marked.  Anything else must carry the mark
+    (SQLite's application id, or the marker file of a directory store).
+    Only reads: the path is left byte-identical when refused.
+    """
+    if not os.path.lexists(spec.path):
+        return
+    if spec.backend == "sqlite":
+        if not os.path.isfile(spec.path):
+            raise _refuse(spec, "is not a regular file (a SQLite store is one file)")
+        with open(spec.path, "rb") as file:
+            header = file.read(100)
+        if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+            raise _refuse(spec, "exists and is not a SQLite database zodbshootout created")
+        if int.from_bytes(header[68:72], "big") != SQLITE_APPLICATION_ID:
+            raise _refuse(spec, "is a SQLite database zodbshootout did not create")
+        return
+    if not os.path.isdir(spec.path):
+        raise _refuse(spec, f"is not a directory (a {spec.backend} store is a directory)")
+    entries = os.listdir(spec.path)
+    if entries and MARKER_FILE not in entries:
+        raise _refuse(spec, "is a directory zodbshootout did not create")
+
+
+def _mark_directory(path: str) -> None:
+    # Two workers may open the same store at once: whoever makes the marker first wins.
+    try:
+        with open(os.path.join(path, MARKER_FILE), "xb"):
+            pass
+    except FileExistsError:
+        pass
+
+
+def _check_keys_ours(spec: StoreSpec, first: bytes | None, last: bytes | None) -> None:
+    """Refuse a marked store in which someone else wrote keys outside PREFIX."""
+    for key in (first, last):
+        if key is not None and not bytes(key).startswith(PREFIX):
+            raise _refuse(spec, "holds keys zodbshootout did not write")
+
+
 def open_store(spec: StoreSpec) -> Store:
-    """Open (creating if needed) the store *spec* names; problems are CellError."""
+    """Open (creating if needed) the store *spec* names; problems are CellError.
+
+    A store the tool did not create is a ForeignStoreError, and is not opened.
+    """
     openers: dict[str, Callable[[StoreSpec], Store]] = {
         "lmdb": LMDBStore,
         "leveldb": LevelDBStore,
         "sqlite": SQLiteStore,
     }
     opener = openers[spec.backend]
+    check_not_foreign(spec)
     try:
         return opener(spec)
     except CellError:
@@ -80,9 +144,19 @@ class LMDBStore:
     def __init__(self, spec: StoreSpec) -> None:
         lmdb = _import("lmdb")
         os.makedirs(spec.path, exist_ok=True)
+        _mark_directory(spec.path)
         self._env = lmdb.open(
             spec.path, map_size=spec.map_size_bytes, sync=spec.sync, metasync=spec.sync
         )
+        with self._env.begin() as txn:
+            cursor = txn.cursor()
+            first = cursor.key() if cursor.first() else None
+            last = cursor.key() if cursor.last() else None
+        try:
+            _check_keys_ours(spec, first, last)
+        except ForeignStoreError:
+            self._env.close()
+            raise
 
     def write(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         with self._env.begin(write=True) as txn:
@@ -126,13 +200,24 @@ class LevelDBStore:
         plyvel = _import("leveldb")
         self._path = spec.path
         self._sync = spec.sync
+        os.makedirs(spec.path, exist_ok=True)
+        _mark_directory(spec.path)
         try:
             self._db = plyvel.DB(spec.path, create_if_missing=True)
         except plyvel.IOError as e:
-            if "lock" in str(e).lower():
+            if "lock" in str(e).lower() and "not a directory" not in str(e).lower():
                 raise CellError(
                     "LevelDB can be opened by only one process at a time; measure it with -c 1"
                 ) from None
+            raise
+        keys = [
+            next(self._db.iterator(include_value=False, reverse=reverse), None)
+            for reverse in (False, True)
+        ]
+        try:
+            _check_keys_ours(spec, keys[0], keys[1])
+        except ForeignStoreError:
+            self._db.close()
             raise
 
     def write(self, items: Sequence[tuple[bytes, bytes]]) -> None:
@@ -171,15 +256,35 @@ class SQLiteStore:
         directory = os.path.dirname(spec.path)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        new = not os.path.exists(spec.path)
         # Transactions are explicit (BEGIN ... COMMIT), as ZODB's are.
         self._conn = sqlite3.connect(
             spec.path, timeout=_SQLITE_BUSY_TIMEOUT_SECONDS, isolation_level=None
         )
+        if new:
+            self._conn.execute(f"PRAGMA application_id={SQLITE_APPLICATION_ID}")
+        else:
+            self._check_only_ours(spec)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute(f"PRAGMA synchronous={'FULL' if spec.sync else 'OFF'}")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, value BLOB NOT NULL)"
         )
+
+    def _check_only_ours(self, spec: StoreSpec) -> None:
+        """Refuse a marked database that holds other tables, or keys outside PREFIX."""
+        names = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
+        others = names - {"kv", "sqlite_autoindex_kv_1"}
+        end = PREFIX[:-1] + bytes([PREFIX[-1] + 1])
+        foreign = others or (
+            "kv" in names
+            and self._conn.execute(
+                "SELECT 1 FROM kv WHERE key < ? OR key >= ? LIMIT 1", (PREFIX, end)
+            ).fetchall()
+        )
+        if foreign:
+            self._conn.close()
+            raise _refuse(spec, "holds tables or keys zodbshootout did not write")
 
     def write(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         conn = self._conn

@@ -1,6 +1,6 @@
 """The cell loop of a ``<rawkv>`` floor: repetitions of a write and a read stage.
 
-The same loop as a ZODB database's (see zodbshootout.runner): for each count,
+The same loop as a ZODB database's (see zodbshootout.run.runner): for each count,
 concurrency level and repetition, the tool's records are removed (untimed,
 like populate), then c fresh worker processes run the write stage and c
 other fresh processes the read stage, between the same barriers, and their
@@ -15,17 +15,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zodbshootout.config import LoadedConfig
+from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.rawkv.section import BACKENDS, RawKVSection
 from zodbshootout.rawkv.stage import (
     MEASURED,
-    NOT_MEASURED,
     READ_PHASES,
     RawStageTask,
+    not_measured_reason,
     plan_stages,
     remove_records,
 )
-from zodbshootout.results import Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
 
 #: What the size readings of a floor count, per backend (see rawkv.backends).
 SIZE_METHODS = {
@@ -51,7 +51,7 @@ class FloorHooks:
 
 def not_applicable(phases: Sequence[str]) -> dict[str, str]:
     """The selected phases a raw store has no number for, and why (footnotes)."""
-    return {phase: NOT_MEASURED[phase] for phase in phases if phase not in MEASURED}
+    return {phase: not_measured_reason(phase) for phase in phases if phase not in MEASURED}
 
 
 def describe(section: RawKVSection) -> dict[str, Any]:

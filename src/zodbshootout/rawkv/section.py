@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from zodbshootout.config import DATA_DIR_VARIABLE
+from zodbshootout.config.loader import DATA_DIR_VARIABLE
 
 #: Backend name -> (the Python module it needs, the package that provides it).
 BACKENDS = {

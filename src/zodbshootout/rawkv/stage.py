@@ -16,8 +16,9 @@ hot
     may now answer.
 
 The others have no raw-store counterpart and get a footnote instead of a
-number (:data:`NOT_MEASURED`).  Like a ZODB worker, each step is: prepare
-(untimed) → barrier → timed transaction → barrier → checks (untimed).
+number (:func:`not_measured_reason`, from the phases' records).  Like a ZODB
+worker, each step is: prepare (untimed) → barrier → timed transaction →
+barrier → checks (untimed).
 """
 
 from __future__ import annotations
@@ -28,41 +29,33 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zodbshootout.benchmarks import BENCHMARKS
-from zodbshootout.config import ConfigSource
-from zodbshootout.objects import ADDED, UPDATED, check_payloads, make_payloads
-from zodbshootout.phases import Step
+from zodbshootout.config.loader import ConfigSource
+from zodbshootout.phases.classic import REGISTRY, Step
 from zodbshootout.rawkv.backends import Store, open_store, record_key
 from zodbshootout.rawkv.section import StoreSpec
-from zodbshootout.results import PhaseTiming
+from zodbshootout.results.record import PhaseTiming
+from zodbshootout.workload.objects import ADDED, UPDATED, check_payloads, make_payloads
 
 WRITE_PHASES = ("add", "update")
 READ_PHASES = ("cold", "hot")
 MEASURED = WRITE_PHASES + READ_PHASES
 
-#: Why a phase has no raw-store number (the table's footnote).
-NOT_MEASURED = {
-    "warm": (
-        "a raw store has no cache that outlives a process except the operating "
-        "system's page cache, which every read phase shares: warm would repeat cold"
-    ),
-    "prefetch": (
-        "a raw store answers each read in the same process, with no round trip "
-        "that prefetching could save"
-    ),
-    "open": (
-        "a raw store has no connection to open per transaction: each worker opens "
-        "its store once, before the barrier"
-    ),
-    "steamin": (
-        "nothing above a raw store keeps decoded objects, as ZODB's pickle cache "
-        "does: hot is its fastest read"
-    ),
-    **{
-        name: "a benchmark of ZODB's storage API or conflict handling, which a raw store lacks"
-        for name in BENCHMARKS
-    },
-}
+#: Why an extra benchmark has no raw-store number.
+_BENCHMARK_NOTE = "a benchmark of ZODB's storage API or conflict handling, which a raw store lacks"
+
+
+def not_measured_reason(phase: str) -> str:
+    """Why a floor has no number for *phase* (the table's footnote), from its record.
+
+    Any phase but :data:`MEASURED`, also one added later: its record's
+    ``raw_store_note``, or a reason that fits every phase of its sort.
+    """
+    record = REGISTRY.get(phase)
+    if record is not None and record.raw_store_note:
+        return record.raw_store_note
+    if record is not None and record.extra:
+        return _BENCHMARK_NOTE
+    return f"a raw key-value store has no counterpart of ZODB's {phase} phase"
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from zodbshootout.compare import ALPHA, CellComparison, Comparison
 from zodbshootout.render.labels import phase_label
-from zodbshootout.results import CellKey
-from zodbshootout.stats import Stats
+from zodbshootout.results.compare import ALPHA, INCONCLUSIVE, CellComparison, Comparison
+from zodbshootout.results.record import CellKey
+from zodbshootout.results.stats import Stats
 
 
 def format_ratio(ratio: float | None) -> str:
@@ -37,12 +37,22 @@ def format_p(p: float) -> str:
 
 
 def format_significance(comparison: CellComparison) -> str:
-    if comparison.base is None or comparison.changed is None:
+    """The verdict and its adjusted p-value: ``slower (p<0.001)``, ``inconclusive (p=0.080)``."""
+    verdict = comparison.verdict
+    if verdict is None:
         return "-"
     if comparison.test is None or comparison.p_adjusted is None:
-        return "untested (needs 2+ repetitions on each side)"
-    verdict = "significant" if comparison.significant else "not significant"
+        return f"{INCONCLUSIVE} (untested: needs 2+ repetitions on each side)"
     return f"{verdict} ({format_p(comparison.p_adjusted)})"
+
+
+def format_percent(percent: float | None) -> str:
+    """A detectable slowdown: ``12%``, ``4.5%``; ``none`` when no slowdown could show."""
+    if percent is None:
+        return "-"
+    if math.isinf(percent):
+        return "none"
+    return f"{percent:.1f}%" if percent < 10 else f"{percent:.0f}%"
 
 
 def _rate_text(stats: Stats | None, rate: float | None) -> str:
@@ -69,9 +79,31 @@ def method_lines(comparison: Comparison) -> list[str]:
         f"{comparison.changed_name} relative to {comparison.base_name}; geometric mean of the "
         f"{len(comparison.measured_in_both)} cells measured in both.",
         f"Welch's t-test over the repetitions; p-values adjusted for the {len(tested)} cells "
-        f"tested together by Holm's method (Holm-Bonferroni); significant at p < {ALPHA}.",
+        f"tested together by Holm's method (Holm-Bonferroni); slower or faster at p < {ALPHA}, "
+        "else inconclusive.",
+        "Detectable: the smallest slowdown (longer time per object) each cell's runs could "
+        f"have shown at that confidence (p < {ALPHA}/{max(1, len(tested))}, from their spread "
+        "and repetitions); an inconclusive cell may hide a smaller change.",
+        *_sensitivity_lines(comparison),
         *_only_lines(comparison),
         f"{len(differ)} of {len(tested)} tested cells differ significantly.",
+    ]
+
+
+def _sensitivity_lines(comparison: Comparison) -> list[str]:
+    """The overall detectable change: that of the least sensitive cell."""
+    worst = comparison.least_sensitive
+    if worst is None:
+        return []
+    seen = worst.detectable_slowdown_percent
+    if seen is None:
+        return [
+            f"Overall: untested cells (e.g. {describe_cell(worst.key)}) could show no change: "
+            "run both with -r 5 or more."
+        ]
+    return [
+        f"Overall: these runs could detect a slowdown of {format_percent(seen)} or more in "
+        f"every cell; the least sensitive is {describe_cell(worst.key)}."
     ]
 
 
@@ -98,7 +130,8 @@ def _rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]
         comparison.base_name,
         comparison.changed_name,
         "Change",
-        "Significance",
+        "Verdict",
+        "Detectable",
     ]
     if several_levels:
         header.insert(1, "Concurrency")
@@ -111,12 +144,15 @@ def _rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]
             _rate_text(c.changed, c.changed_rate),
             format_ratio(c.ratio),
             format_significance(c),
+            format_percent(c.detectable_slowdown_percent),
         ]
         if several_levels:
             row.insert(1, str(c.key.concurrency))
         rows.append(row)
     summary = ["Geometric mean", f"({len(comparison.measured_in_both)} cells)", "", ""]
-    summary += [format_ratio(comparison.geometric_mean), "-"]
+    worst = comparison.least_sensitive
+    overall = None if worst is None else worst.detectable_slowdown_percent
+    summary += [format_ratio(comparison.geometric_mean), "-", format_percent(overall)]
     if several_levels:
         summary.insert(1, "")
     return header, rows, summary
@@ -184,6 +220,8 @@ _CSV_HEADER = [
     "p_value",
     "p_adjusted",
     "significant",
+    "verdict",
+    "detectable_slowdown_percent",
 ]
 
 
@@ -208,10 +246,16 @@ def _csv_rows(comparison: Comparison) -> list[list[str]]:
                 _number(c.test.p_value if c.test else None),
                 _number(c.p_adjusted),
                 "" if c.significant is None else str(c.significant).lower(),
+                c.verdict or "",
+                _number(_finite(c.detectable_slowdown_percent)),
             ]
         )
     summary = [comparison.base_name, comparison.changed_name, "*", "", "", "geometric_mean"]
-    rows.append([*summary, "", "", _number(comparison.geometric_mean), "", "", ""])
+    worst = comparison.least_sensitive
+    overall = None if worst is None else _finite(worst.detectable_slowdown_percent)
+    rows.append(
+        [*summary, "", "", _number(comparison.geometric_mean), "", "", "", "", _number(overall)]
+    )
     return rows
 
 
@@ -242,6 +286,9 @@ def _json_document(comparison: Comparison) -> dict[str, Any]:
                 "p_value": _finite(c.test.p_value if c.test else None),
                 "p_adjusted": _finite(c.p_adjusted),
                 "significant": c.significant,
+                "verdict": c.verdict,
+                # null: untested, or no slowdown could have shown (infinite).
+                "detectable_slowdown_percent": _finite(c.detectable_slowdown_percent),
             }
             for c in comparison.cells
         ],
@@ -276,3 +323,11 @@ def format_comparisons(comparisons: list[Comparison], format_name: str = "table"
         lines += [f"### {title}" if format_name == "markdown" else f"== {title} ==", ""]
         lines += formatter(comparison)
     return lines
+
+
+def comparison_rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]]:
+    """The header, one row per cell and the geometric-mean row, as the table shows them.
+
+    For layouts of their own (the HTML report), so that they say what the table says.
+    """
+    return _rows(comparison)

@@ -8,14 +8,16 @@ Example::
 Headers are left-aligned and numbers right-aligned within each column, so a
 CSV reader (with leading spaces skipped) and a person read the same thing.
 A cell that could not be measured reads ``n/a[K]``; footnote K says why.
-A rate less precise than ``--precision`` asked for reads ``6529[K]``.
+A rate less precise than ``--precision`` asked for stays a plain number (the
+classic contract: a measured cell parses as a number); its footnote lists
+the cells it applies to.
 """
 
 from __future__ import annotations
 
 from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, InsightCell
 from zodbshootout.render.table import Block, Cell, Table, build_table
-from zodbshootout.results import RunResult
+from zodbshootout.results.record import RunResult
 
 
 def format_csv(result: RunResult, aggregate: str = "mean") -> list[str]:
@@ -30,25 +32,45 @@ def format_csv(result: RunResult, aggregate: str = "mean") -> list[str]:
                 lines.append("")
             lines.append(f"** concurrency={block.concurrency} **")
         lines.extend(_format_block(table.databases, block))
-    lines.extend(format_footnotes(table))
+    lines.extend(format_footnotes(table, _marked_cells(table)))
     return lines
 
 
-def format_footnotes(table: Table) -> list[str]:
-    """The footnotes and notes under a table, if any."""
+def format_footnotes(table: Table, cells: dict[int, list[str]] | None = None) -> list[str]:
+    """The footnotes and notes under a table, if any.
+
+    *cells* lists, by footnote number, the cells a footnote applies to that
+    carry no mark of their own (the csv's imprecise rates).
+    """
+    cells = cells or {}
     lines = []
     if table.footnotes or table.notes:
         lines.append("")
-    lines.extend(f"[{number}] {text}" for number, text in enumerate(table.footnotes, 1))
+    for number, text in enumerate(table.footnotes, 1):
+        named = cells.get(number)
+        lines.append(f"[{number}] {text}" + (f"; cells: {'; '.join(named)}" if named else ""))
     lines.extend(f"Note: {text}" for text in table.notes)
     return lines
+
+
+def _marked_cells(table: Table) -> dict[int, list[str]]:
+    """The measured cells with a footnote (less precise than asked), by footnote number."""
+    several = len(table.blocks) > 1
+    found: dict[int, list[str]] = {}
+    for block in table.blocks:
+        for label, cells in block.rows:
+            for database, cell in zip(table.databases, cells, strict=True):
+                if cell.rate is not None and cell.footnote is not None:
+                    where = f"{database} {label}"
+                    if several:
+                        where += f" (concurrency {block.concurrency})"
+                    found.setdefault(cell.footnote, []).append(where)
+    return found
 
 
 def _cell_text(cell: Cell) -> str:
     if cell.rate is None:
         return f"n/a[{cell.footnote}]"
-    if cell.footnote is not None:
-        return f"{cell.rate:.0f}[{cell.footnote}]"
     return f"{cell.rate:.0f}"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from zodbshootout.render.csv import format_csv
 from zodbshootout.render.json import format_json
 from zodbshootout.render.markdown import format_markdown
-from zodbshootout.results import RunResult
+from zodbshootout.results.record import RunResult
 
 #: The --format choices; csv (the classic table) is the default.
 FORMATS = ("csv", "markdown", "json", "table")
@@ -19,12 +19,13 @@ def format_result(
     format_name: str = "csv",
     aggregate: str = "mean",
     color: bool = False,
-    width: int = 100,
+    width: int | None = 100,
 ) -> list[str]:
     """*result* as lines of text in *format_name*.
 
-    *color* and *width* (characters) only matter to ``table``, the rich
-    terminal table; the other formats are plain text whatever the output.
+    *color* and *width* (characters; None: the table's natural width) only
+    matter to ``table``, the rich terminal table; the other formats are
+    plain text whatever the output.
     """
     if format_name == "csv":
         return format_csv(result, aggregate)

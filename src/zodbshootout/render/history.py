@@ -14,10 +14,11 @@ import json
 import math
 from typing import Any
 
-from zodbshootout.history import HistoryRow, SavedRun, column_names
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.metadata import format_timestamp
-from zodbshootout.stats import Stats
+from zodbshootout.results.history import HistoryRow, SavedRun, column_names
+from zodbshootout.results.noise import busy_load
+from zodbshootout.results.stats import Stats
 
 
 def _value(stats: Stats | None, aggregate: str) -> str:
@@ -50,6 +51,9 @@ def _legend(runs: list[SavedRun]) -> list[str]:
             line += f", zodbshootout {environment['zodbshootout']}"
         if git.get("commit"):
             line += f" (git {git['commit'][:12]})"
+        busy = busy_load(run.result.metadata)
+        if busy:
+            line += f"; measured on a busy machine ({busy}): its rates may be low for that"
         lines.append(line)
     return lines
 
@@ -152,3 +156,19 @@ def _json(runs: list[SavedRun], rows: list[HistoryRow], aggregate: str) -> list[
         ],
     }
     return json.dumps(document, indent=1, allow_nan=False).splitlines()
+
+
+def history_table(
+    runs: list[SavedRun], rows: list[HistoryRow], aggregate: str = "mean"
+) -> tuple[list[str], list[list[str]], int]:
+    """The header, one row per cell (values as the table shows them), and how many of
+    the leading columns are labels rather than numbers; for layouts of their own."""
+    header, keys = _cell_columns(rows)
+    values = [[_value(stats, aggregate) for stats in row.stats] for row in rows]
+    table = [[*key, *row] for key, row in zip(keys, values, strict=True)]
+    return header + column_names(runs), table, len(header)
+
+
+def history_legend(runs: list[SavedRun]) -> list[str]:
+    """``1. NAME: PATH, started ..., zodbshootout VERSION``: one line per run, oldest first."""
+    return _legend(runs)

@@ -23,7 +23,7 @@ bytes per object (add, update)
     whose size can't be read gets a footnote with the reason.
 index keys per second (add, update, with ``--index-entries K``)
     (K + 1) × the phase's objects per second: each object's container
-    entry and its K index entries (see zodbshootout.indexes).
+    entry and its K index entries (see zodbshootout.workload.indexes).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from zodbshootout.indexes import keys_per_object
+from zodbshootout.render.description import is_floor
 from zodbshootout.render.labels import phase_label
-from zodbshootout.results import CellKey, PhaseTiming, RunResult
+from zodbshootout.results.record import CellKey, PhaseTiming, RunResult
 
 CACHE_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
 SIZE_PHASES = ("add", "update")
@@ -63,6 +63,16 @@ class InsightRow:
     object_count: int
     label: str
     cells: list[InsightCell]
+
+
+def keys_per_object(index_entries: int) -> int:
+    """Keys written per object: the container's entry plus the index entries.
+
+    The same sum as :func:`zodbshootout.workload.indexes.keys_per_object`
+    (a unit test holds them equal); written here so that render/ needs
+    nothing from workload/.
+    """
+    return 1 + index_entries
 
 
 def index_entries(result: RunResult) -> int:
@@ -250,11 +260,7 @@ def _size_row(
             if any(t.storage_growth_bytes is not None for t in ts)
         ]
         if grown:
-            growth = sum(g for g, _ in grown)
-            objects = sum(n for _, n in grown)
-            per_object = growth / objects
-            detail = {"growth_bytes": growth, "objects": objects, "method": reading.get("method")}
-            cells.append(InsightCell(per_object, f"{per_object:,.0f} B", detail=detail))
+            cells.append(_size_cell(database, grown, reading, footnotes))
         elif not by_repetition:
             cells.append(_unmeasured(result, key, footnotes))
         else:
@@ -262,6 +268,27 @@ def _size_row(
             cells.append(InsightCell(None, "n/a", _footnote(f"{database}: {why}", footnotes)))
     label = f"{phase_label(phase, count)}: bytes/object"
     return InsightRow(BYTES_PER_OBJECT, phase, count, label, cells)
+
+
+def _size_cell(
+    database: str, grown: list[tuple[int, int]], reading: dict[str, Any], footnotes: list[str]
+) -> InsightCell:
+    """Bytes per object from the growth of each repetition; a note where the storage
+    grows in steps (InnoDB's 1 MiB extents) larger than what the phase wrote."""
+    growth = sum(g for g, _ in grown)
+    objects = sum(n for _, n in grown)
+    per_object = growth / objects
+    detail = {"growth_bytes": growth, "objects": objects, "method": reading.get("method")}
+    step = reading.get("granularity_bytes")
+    if step and max(g for g, _ in grown) < step:
+        per_step = step // (1 << 20)
+        note = (
+            f"{database}: its size grows in {per_step} MiB extents, and no repetition of "
+            f"this phase grew it by one ({objects // len(grown):,} objects): run more objects "
+            "(-n) for a figure"
+        )
+        return InsightCell(None, "< 1 extent", _footnote(note, footnotes), detail=detail)
+    return InsightCell(per_object, f"{per_object:,.0f} B", detail=detail)
 
 
 def _keys_row(
@@ -274,12 +301,12 @@ def _keys_row(
 ) -> InsightRow:
     entries = index_entries(result)
     per_object = keys_per_object(entries)
-    kinds = {name: info.get("kind") for name, info in result.metadata.get("databases", {}).items()}
+    described = result.metadata.get("databases", {})
     cells = []
     for database in result.databases:
         key = CellKey(database, concurrency, count, phase)
         rate = rates.get(key)
-        if kinds.get(database) == "rawkv":
+        if is_floor(described.get(database, {})):
             reason = f"{database}: a raw key-value floor keeps no index entries"
             cells.append(InsightCell(None, "n/a", _footnote(reason, footnotes)))
         elif rate is None:

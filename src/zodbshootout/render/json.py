@@ -1,7 +1,7 @@
 """The table as JSON: every cell's aggregated rate with its statistics.
 
 This is the *derived* view (what the table shows, plus spread); the raw
-durations are in the result file (``-o``, :mod:`zodbshootout.resultfile`).
+durations are in the result file (``-o``, :mod:`zodbshootout.results.file`).
 Built from :func:`build_table`, so it carries the same numbers and footnotes
 as the other formats.  Rates are objects per second.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from zodbshootout.render.insight import InsightRow
 from zodbshootout.render.table import Cell, build_table
-from zodbshootout.results import RunResult
-from zodbshootout.stats import Stats
+from zodbshootout.results.record import RunResult
+from zodbshootout.results.stats import Stats
 
 #: Version of this document's layout.  History: 1 (zodbshootout 1.0): first version;
 #: 2: each block has "insight" rows (cache hit rate, bytes/object, index keys/s).

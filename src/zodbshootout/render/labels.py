@@ -10,7 +10,7 @@ _LABELS = {
     "steamin": "Read {n} Steamin' Objects",
     # Connections per second; n only tells the row's object count apart.
     "open": "Open Connection (n={n})",
-    # The extra benchmarks (zodbshootout.benchmarks): N operations per worker.
+    # The extra benchmarks (zodbshootout.phases.benchmarks): N operations per worker.
     "new_oid": "Allocate {n} OIDs",
     "store": "Store {n} Raw Objects",
     "tpc": "{n} Empty Two-Phase Commits",
@@ -19,6 +19,12 @@ _LABELS = {
     "conflicts": "Update {n} Shared Objects",
     "readcurrent_conflicts": "ReadCurrent/Update {n} Shared Objects",
 }
+
+
+#: The phases whose notes say how many conflicts were retried: those whose
+#: record has ``counts_conflicts`` (a unit test holds the two equal; render/
+#: reads no phase records, so that ``show`` loads no ZODB).
+COUNTS_CONFLICTS = frozenset({"conflicts", "readcurrent_conflicts"})
 
 
 def phase_label(phase: str, object_count: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zodbshootout.render.insight import InsightCell
 from zodbshootout.render.table import Block, Cell, build_table
-from zodbshootout.results import RunResult
+from zodbshootout.results.record import RunResult
 
 
 def format_markdown(result: RunResult, aggregate: str = "mean") -> list[str]:

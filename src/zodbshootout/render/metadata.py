@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from zodbshootout.dbinfo import format_description
-from zodbshootout.results import RunResult
+from zodbshootout.render.description import format_description
+from zodbshootout.results.record import RunResult
 
 
 def format_timestamp(seconds: float | None) -> str:
@@ -27,22 +27,29 @@ def _gib(count: Any) -> str:
     return f"{count / 2**30:.1f} GiB" if isinstance(count, int) and count else "unknown"
 
 
+def _git(git: Any) -> str:
+    """`` (git 0123456789ab, modified)``, or why the commit is unknown."""
+    if not git:
+        return ""
+    if not git.get("commit"):
+        return f" (git commit unknown: {git.get('reason') or 'not recorded'})"
+    return f" (git {git['commit'][:12]}{', modified' if git.get('modified') else ''})"
+
+
 def format_metadata(result: RunResult) -> list[str]:
     """Label, dates, machine, software versions, options and databases of a saved run."""
     metadata = result.metadata
     environment = metadata.get("environment") or {}
     python = environment.get("python") or {}
     options = metadata.get("options") or {}
-    git = environment.get("git")
-    tool = str(environment.get("zodbshootout", "unknown"))
-    if git:
-        tool += f" (git {git['commit'][:12]}{', modified' if git.get('modified') else ''})"
+    tool = str(environment.get("zodbshootout", "unknown")) + _git(environment.get("git"))
     lines = [
         f"Label:            {metadata.get('label') or '-'}",
         f"Started:          {format_timestamp(metadata.get('started'))}",
         f"Finished:         {format_timestamp(metadata.get('finished'))}",
         f"zodbshootout:     {tool}",
         f"Python:           {_python(python)}",
+        f"Host:             {environment.get('hostname') or 'unknown'}",
         f"Platform:         {environment.get('platform', 'unknown')}",
         f"CPU:              {environment.get('cpu_model', 'unknown')}, "
         f"{environment.get('cpu_count', '?')} cores, "

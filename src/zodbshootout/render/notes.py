@@ -10,8 +10,8 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from zodbshootout.phases import counts_conflicts
-from zodbshootout.results import RunResult
+from zodbshootout.render.labels import COUNTS_CONFLICTS
+from zodbshootout.results.record import RunResult
 
 #: PhaseTiming.object_growth's key for the net change of all types.
 GROWTH_TOTAL = "*total*"
@@ -19,7 +19,14 @@ GROWTH_TOTAL = "*total*"
 
 def derived_notes(result: RunResult) -> list[str]:
     """Every note computed from the timings: samples, reloads, conflicts, leaks."""
-    return sample_notes(result) + reload_notes(result) + conflict_notes(result) + leak_notes(result)
+    return (
+        sample_notes(result)
+        + reload_notes(result)
+        + update_reload_notes(result)
+        + shared_cache_notes(result)
+        + conflict_notes(result)
+        + leak_notes(result)
+    )
 
 
 def _span(values: list[int]) -> str:
@@ -76,6 +83,54 @@ def reload_notes(result: RunResult) -> list[str]:
     ]
 
 
+#: Objects any transaction loads besides the measured ones: the root, the
+#: tool's mapping and the worker's container.
+ROUTE_OBJECTS = 3
+
+
+def update_reload_notes(result: RunResult) -> list[str]:
+    """update loaded the objects add had just written: it measured reloading them too.
+
+    In the write stage's process add leaves its N objects in the pickle
+    cache, so update should load at most the root, the tool's mapping and
+    the container.  More means they were invalidated or evicted (RelStorage
+    at a large N drops them at the poll after its own commit), and the
+    loads, from the client cache or the storage, are in update's time.
+    """
+    worst: dict[tuple[str, int], tuple[int, int]] = {}
+    for m in result.measurements:
+        if m.phase != "update" or m.warmup or m.timing.loads <= ROUTE_OBJECTS:
+            continue
+        key = (m.database, m.object_count)
+        if m.timing.loads > worst.get(key, (0, 0))[0]:
+            worst[key] = (m.timing.loads, m.timing.cache_hits or 0)
+    return [
+        f"{database}: update (n={count}) loaded up to {loads:,} objects per worker "
+        f"({hits:,} of them from the client cache): the objects add wrote were no longer in "
+        "the pickle cache, so update's time includes loading them again"
+        for (database, count), (loads, hits) in sorted(worst.items())
+    ]
+
+
+def shared_cache_notes(result: RunResult) -> list[str]:
+    """A shared cache (memcached) that was written to but never read during the run."""
+    written: dict[str, int] = {}
+    read: dict[str, int] = {}
+    for m in result.measurements:
+        if m.warmup or m.timing.shared_cache_sets is None:
+            continue
+        written[m.database] = written.get(m.database, 0) + m.timing.shared_cache_sets
+        gets = (m.timing.shared_cache_hits or 0) + (m.timing.shared_cache_misses or 0)
+        read[m.database] = read.get(m.database, 0) + gets
+    return [
+        f"{database}: its shared cache (memcached) took {written[database]:,} writes but "
+        "served no reads: it only cost time here (every commit and every miss also "
+        "writes to it), which add, update, cold and prefetch include"
+        for database in sorted(written)
+        if written[database] and not read[database]
+    ]
+
+
 def conflict_notes(result: RunResult) -> list[str]:
     """One note per database, count, concurrency and conflict-counting phase measured.
 
@@ -85,7 +140,7 @@ def conflict_notes(result: RunResult) -> list[str]:
     totals: dict[tuple[str, int, int, str], list[int]] = {}
     repetitions: dict[tuple[str, int, int, str], set[int]] = {}
     for m in result.measurements:
-        if counts_conflicts(m.phase):
+        if m.phase in COUNTS_CONFLICTS:
             key = (m.database, m.object_count, m.concurrency, m.phase)
             totals.setdefault(key, []).append(m.timing.conflicts)
             repetitions.setdefault(key, set()).add(m.repetition)

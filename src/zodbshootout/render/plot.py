@@ -23,17 +23,17 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
-from zodbshootout.drivers import install_hint
-from zodbshootout.errors import UsageError
-from zodbshootout.history import HistoryRow, SavedRun, column_names
+from zodbshootout.errors import UsageError, install_hint
 from zodbshootout.outputfile import check_output_target, write_atomically
 from zodbshootout.render.comparison import format_ratio
 from zodbshootout.render.labels import phase_label
-from zodbshootout.results import CellKey, RunResult
-from zodbshootout.stats import Stats, cell_stats
+from zodbshootout.results.compare import FASTER, SLOWER
+from zodbshootout.results.history import HistoryRow, SavedRun, column_names
+from zodbshootout.results.record import CellKey, RunResult
+from zodbshootout.results.stats import cell_stats
 
 if TYPE_CHECKING:
-    from zodbshootout.compare import Comparison
+    from zodbshootout.results.compare import CellComparison, Comparison
 
 _FORMATS = ("png", "svg", "pdf")
 
@@ -247,35 +247,15 @@ def plot_comparison(comparison: Comparison, path: str) -> None:
     _save(build_comparison_figure(comparison), path)
 
 
-def build_comparison_figure(comparison: Comparison) -> Any:
-    """Horizontal bars of changed ÷ base rate per cell, on a log axis centred on 1.
-
-    Green and red bars are significant (after Holm's correction) speed-ups
-    and slowdowns, grey ones may be noise.  The error bar is the ratio's 95%
-    confidence interval from both runs' intervals (relative errors added in
-    quadrature); a cell measured once on a side has none.
-    """
-    plt = _pyplot()
-    cells = comparison.measured_in_both
-    several_levels = len({c.key.concurrency for c in cells}) > 1
-    labels, ratios, colours, low, high = [], [], [], [], []
-    for c in cells:
-        label = f"{c.key.database}  {phase_label(c.key.phase, c.key.object_count)}"
-        labels.append(label + (f"  c={c.key.concurrency}" if several_levels else ""))
-        ratio = c.ratio or 1.0
-        ratios.append(ratio)
-        colours.append(_NOISE if not c.significant else (_FASTER if ratio > 1.0 else _SLOWER))
-        spread = _relative_ci(c.base) ** 2 + _relative_ci(c.changed) ** 2
-        factor = math.exp(math.sqrt(spread)) if spread else 1.0
-        low.append(ratio - ratio / factor)
-        high.append(ratio * factor - ratio)
-    figure = plt.figure(figsize=(11.0, 1.8 + 0.42 * len(cells)), layout="constrained")
-    axes = figure.add_subplot()
-    positions = list(range(len(cells)))[::-1]  # first cell on top
-    # In log space, so that 2x faster and 2x slower are bars of the same length.
-    logs = [math.log(r) for r in ratios]
-    error_low = [math.log(r) - math.log(r - lo) for r, lo in zip(ratios, low, strict=True)]
-    error_high = [math.log(r + hi) - math.log(r) for r, hi in zip(ratios, high, strict=True)]
+def _draw_ratio_bars(
+    axes: Any,
+    positions: list[int],
+    logs: list[float],
+    colours: list[str],
+    errors: tuple[list[float], list[float]],
+) -> None:
+    """The bars of a comparison (log ratios), each labelled past its end and error bar."""
+    error_low, error_high = errors
     axes.barh(
         positions,
         logs,
@@ -298,6 +278,38 @@ def build_comparison_figure(comparison: Comparison) -> Any:
             va="center",
             fontsize="small",
         )
+
+
+def build_comparison_figure(comparison: Comparison) -> Any:
+    """Horizontal bars of changed ÷ base rate per cell, on a log axis centred on 1.
+
+    Green and red bars are the cells whose verdict is faster or slower
+    (Welch's t-test, Holm's correction), grey ones are inconclusive.  The
+    error bar is the ratio's interval at the level the cell was judged at
+    (Holm's), so it crosses 1x exactly when the verdict is inconclusive; a
+    cell measured once on a side has none.
+    """
+    plt = _pyplot()
+    cells = comparison.measured_in_both
+    several_levels = len({c.key.concurrency for c in cells}) > 1
+    labels, ratios, colours, low, high = [], [], [], [], []
+    for c in cells:
+        label = f"{c.key.database}  {phase_label(c.key.phase, c.key.object_count)}"
+        labels.append(label + (f"  c={c.key.concurrency}" if several_levels else ""))
+        ratio = c.ratio or 1.0
+        ratios.append(ratio)
+        colours.append({SLOWER: _SLOWER, FASTER: _FASTER}.get(c.verdict or "", _NOISE))
+        below, above = _interval_errors(c, ratio)
+        low.append(below)
+        high.append(above)
+    figure = plt.figure(figsize=(11.0, 1.8 + 0.42 * len(cells)), layout="constrained")
+    axes = figure.add_subplot()
+    positions = list(range(len(cells)))[::-1]  # first cell on top
+    # In log space, so that 2x faster and 2x slower are bars of the same length.
+    logs = [math.log(r) for r in ratios]
+    error_low = [math.log(r) - math.log(r - lo) for r, lo in zip(ratios, low, strict=True)]
+    error_high = [math.log(r + hi) - math.log(r) for r, hi in zip(ratios, high, strict=True)]
+    _draw_ratio_bars(axes, positions, logs, colours, (error_low, error_high))
     axes.axvline(0.0, color="black", linewidth=1)
     axes.set_yticks(positions, labels)
     reach = [abs(v) + max(lo, hi) for v, lo, hi in zip(logs, error_low, error_high, strict=True)]
@@ -309,8 +321,8 @@ def build_comparison_figure(comparison: Comparison) -> Any:
     axes.set_xlabel(
         f"rate of {comparison.changed_name} ÷ rate of {comparison.base_name} "
         "(log scale; right of 1x is faster)\n"
-        "* significant (Welch's t-test, Holm-corrected, p < 0.05); grey: may be noise; "
-        "bars: 95% CI"
+        "* slower or faster (Welch's t-test, Holm-corrected, p < 0.05); grey: inconclusive; "
+        "bars: the interval each cell was judged by"
     )
     axes.set_title(
         f"{comparison.changed_name} against {comparison.base_name}: geometric mean "
@@ -320,14 +332,18 @@ def build_comparison_figure(comparison: Comparison) -> Any:
     return figure
 
 
-def _relative_ci(stats: Stats | None) -> float:
-    """A mean rate's 95% confidence half-width relative to the mean; 0 when unknown."""
-    if stats is None or stats.ci95_half_width is None or not stats.mean:
-        return 0.0
-    return min(0.9, stats.ci95_half_width / stats.mean)
-
-
-# --- A history: rate over runs -------------------------------------------------------
+def _interval_errors(cell: CellComparison, ratio: float) -> tuple[float, float]:
+    """How far the bar's error reaches below and above *ratio* (0, 0 when untested)."""
+    interval = cell.ratio_interval()
+    if interval is None or cell.base is None or cell.changed is None:
+        return 0.0, 0.0
+    centre = cell.changed.mean / cell.base.mean
+    if not centre:
+        return 0.0, 0.0
+    # Around the shown ratio (the best rates' with --aggregate min), scaled alike;
+    # a lower end at or below zero is drawn at a hundredth of the ratio.
+    lowest = max(interval[0] / centre, 0.01)
+    return ratio - ratio * lowest, ratio * interval[1] / centre - ratio
 
 
 def plot_history(
@@ -335,6 +351,42 @@ def plot_history(
 ) -> None:
     """Draw each cell's rate over the saved *runs* into *path*."""
     _save(build_history_figure(runs, rows, aggregate), path)
+
+
+def _draw_history_lines(
+    axes: Any, xs: list[int], rows: list[HistoryRow], labels: tuple[bool, bool], aggregate: str
+) -> list[float]:
+    """One line per row of a phase over the runs; the rates drawn (for the axis's scale).
+
+    *labels* says whether the lines are told apart by object count and by
+    concurrency too (when the rows have several of them).
+    """
+    spread: list[float] = []
+    several_counts, several_levels = labels
+    for row in rows:
+        label = row.key.database
+        if several_counts:
+            label += f" n={row.key.object_count}"
+        if several_levels:
+            label += f" c={row.key.concurrency}"
+        points = [
+            (x, stats.aggregate(aggregate), stats.ci95_half_width or 0.0)
+            for x, stats in zip(xs, row.stats, strict=True)
+            if stats is not None and math.isfinite(stats.aggregate(aggregate))
+        ]
+        if not points:
+            continue
+        px, py, errors = zip(*points, strict=True)
+        spread += py
+        axes.errorbar(
+            px,
+            py,
+            yerr=[min(e, y * 0.9) for y, e in zip(py, errors, strict=True)],
+            marker="o",
+            capsize=3,
+            label=label,
+        )
+    return spread
 
 
 def build_history_figure(
@@ -357,30 +409,10 @@ def build_history_figure(
     xs = list(range(len(runs)))
     for index, phase in enumerate(phases):
         axes = figure.add_subplot(lines, columns, index + 1)
-        spread: list[float] = []
-        for row in (row for row in rows if row.key.phase == phase):
-            label = row.key.database
-            if several_counts:
-                label += f" n={row.key.object_count}"
-            if several_levels:
-                label += f" c={row.key.concurrency}"
-            points = [
-                (x, stats.aggregate(aggregate), stats.ci95_half_width or 0.0)
-                for x, stats in zip(xs, row.stats, strict=True)
-                if stats is not None and math.isfinite(stats.aggregate(aggregate))
-            ]
-            if not points:
-                continue
-            px, py, errors = zip(*points, strict=True)
-            spread += py
-            axes.errorbar(
-                px,
-                py,
-                yerr=[min(e, y * 0.9) for y, e in zip(py, errors, strict=True)],
-                marker="o",
-                capsize=3,
-                label=label,
-            )
+        labels = (several_counts, several_levels)
+        spread = _draw_history_lines(
+            axes, xs, [r for r in rows if r.key.phase == phase], labels, aggregate
+        )
         if spread and max(spread) > 10 * min(spread):
             axes.set_yscale("log")
         else:

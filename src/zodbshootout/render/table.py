@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from zodbshootout.precision import is_precise
 from zodbshootout.render.insight import InsightRow, insight_rows, unmeasured_reason
 from zodbshootout.render.labels import phase_label
 from zodbshootout.render.notes import derived_notes
-from zodbshootout.results import CellKey, RunResult
-from zodbshootout.stats import Stats, cell_stats
+from zodbshootout.render.skew import skew_footnote
+from zodbshootout.results.record import TABLE_ORDER, CellKey, RunResult
+from zodbshootout.results.stats import Stats, is_precise, stats_of
 
 
 @dataclass(frozen=True)
@@ -57,41 +57,76 @@ def build_table(
     None: all of them.
     """
     footnotes: list[str] = []
-    blocks = []
-    for concurrency in result.concurrencies:
-        block = Block(concurrency)
-        rates: dict[CellKey, float | None] = {}
-        for count in result.object_counts:
-            for phase in result.phases:
-                cells = []
-                for database in result.databases:
-                    key = CellKey(database, concurrency, count, phase)
-                    cells.append(_cell(result, key, aggregate, footnotes))
-                    rates[key] = cells[-1].rate
-                block.rows.append((phase_label(phase, count), cells))
-        block.insight = insight_rows(result, concurrency, rates, footnotes, insight)
-        blocks.append(block)
+    blocks: list[Block] = []
+    rates: dict[CellKey, float | None] = {}
+    first = result.databases[0] if result.databases else None
+    for key, timings in result.cells(TABLE_ORDER):
+        if not blocks or blocks[-1].concurrency != key.concurrency:
+            _finish_block(result, blocks, rates, footnotes, insight)
+            blocks.append(Block(key.concurrency))
+        if key.database == first:  # a row starts with the first database's cell
+            blocks[-1].rows.append((phase_label(key.phase, key.object_count), []))
+        cell = _cell(result, key, stats_of(key, timings), aggregate, footnotes)
+        rates[key] = cell.rate
+        blocks[-1].rows[-1][1].append(cell)
+    _finish_block(result, blocks, rates, footnotes, insight)
     return Table(result.databases, blocks, footnotes, [*result.notes, *derived_notes(result)])
 
 
-def _cell(result: RunResult, key: CellKey, aggregate: str, footnotes: list[str]) -> Cell:
-    failure = result.failure_for(key)
-    stats = None if failure else cell_stats(result, key)
+def _finish_block(
+    result: RunResult,
+    blocks: list[Block],
+    rates: dict[CellKey, float | None],
+    footnotes: list[str],
+    insight: tuple[str, ...] | None,
+) -> None:
+    """The insight rows of the last block, once its cells are laid out (footnotes in order)."""
+    if blocks:
+        block = blocks[-1]
+        block.insight = insight_rows(result, block.concurrency, rates, footnotes, insight)
+
+
+def _cell(
+    result: RunResult, key: CellKey, stats: Stats | None, aggregate: str, footnotes: list[str]
+) -> Cell:
+    if result.failure_for(key):
+        stats = None
     if stats is not None and math.isfinite(stats.aggregate(aggregate)):
         goal = result.metadata.get("stopping_rule", {}).get("precision")
-        if not goal or is_precise(stats.rates, goal):
+        texts = [] if not goal or is_precise(stats.rates, goal) else [_imprecise(goal)]
+        texts += [text for text in [skew_footnote(result, key)] if text]
+        short = _fewer_repetitions(result, key, len(stats.rates))
+        texts = [short, *texts] if short else texts
+        if not texts:
             return Cell(stats, stats.aggregate(aggregate))
-        text = (
-            f"not within ±{goal:.0%} of the mean (95% confidence) when --max-time ran out: "
-            "a noisy machine, or a phase that needs more time (raise --max-time)"
-        )
-        return Cell(stats, stats.aggregate(aggregate), _footnote(footnotes, text))
+        return Cell(stats, stats.aggregate(aggregate), _footnote(footnotes, "; ".join(texts)))
     if stats is not None:
         # A duration the clock could not resolve: no rate to show.
         text = f"{key.database} (concurrency {key.concurrency}): too fast for the clock to time"
     else:
         text = unmeasured_reason(result, key)
     return Cell(None, None, _footnote(footnotes, text))
+
+
+def _imprecise(goal: float) -> str:
+    return (
+        f"not within ±{goal:.0%} of the mean (95% confidence) when --max-time ran out: "
+        "a noisy machine, or a phase that needs more time (raise --max-time)"
+    )
+
+
+def _fewer_repetitions(result: RunResult, key: CellKey, measured: int) -> str | None:
+    """What to say of a cell measured in fewer repetitions than the run asked for."""
+    rule = result.metadata.get("stopping_rule", {})
+    asked = rule.get("min_repetitions") if isinstance(rule, dict) else None
+    asked = asked if isinstance(asked, int) and asked > 0 else result.repetitions
+    if measured >= asked:
+        return None
+    why = ": the run was interrupted" if result.interrupted else ""
+    return (
+        f"{key.database} (concurrency {key.concurrency}): measured in {measured} of "
+        f"{asked} repetitions{why}"
+    )
 
 
 def _footnote(footnotes: list[str], text: str) -> int:

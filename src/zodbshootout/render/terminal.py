@@ -18,24 +18,27 @@ from rich.text import Text
 from zodbshootout.render.csv import format_footnotes
 from zodbshootout.render.markdown import insight_text
 from zodbshootout.render.table import Block, Cell, build_table
-from zodbshootout.results import RunResult
+from zodbshootout.results.record import RunResult
 
 BEST_STYLE = "bold green"
+# Wide enough for any table: rich draws a table no wider than its content.
+_NATURAL_WIDTH = 100_000
 
 
 def format_terminal(
-    result: RunResult, aggregate: str = "mean", color: bool = False, width: int = 100
+    result: RunResult, aggregate: str = "mean", color: bool = False, width: int | None = 100
 ) -> list[str]:
     """The rich table as lines; ANSI styles only when *color* is true.
 
     *width* is the terminal's width in characters; a table wider than that
-    is squeezed by rich rather than wrapped by the terminal.
+    is squeezed by rich rather than wrapped by the terminal.  None (output
+    to a file or a pipe): the table's natural width, nothing cut.
     """
     table = build_table(result, aggregate)
     out = io.StringIO()
     console = Console(
         file=out,
-        width=width,
+        width=width or _NATURAL_WIDTH,
         force_terminal=color,
         color_system="standard" if color else None,
         highlight=False,

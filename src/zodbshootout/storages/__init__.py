@@ -17,10 +17,14 @@ from typing import Any
 from ZConfig.matcher import SectionValue
 from ZODB.config import BaseConfig
 
-from zodbshootout.embedded_zeo import EmbeddedZEO
 from zodbshootout.errors import CellError
-from zodbshootout.storages import filestorage, memory, relstorage, zeo
+from zodbshootout.storages import filestorage, memory
 from zodbshootout.storages.base import StorageKind
+from zodbshootout.storages.base import count_requests as count_requests
+from zodbshootout.storages.base import counting_requests as counting_requests
+from zodbshootout.storages.relstorage import kind as relstorage
+from zodbshootout.storages.zeo import kind as zeo
+from zodbshootout.storages.zeo.section import EmbeddedZEO
 
 
 class UnknownKind(StorageKind):
@@ -87,6 +91,11 @@ def _walk(factory: Any, into_servers: bool) -> Iterator[Any]:
 def _is_factory(value: Any) -> bool:
     """A section factory: ZODB's BaseConfig and look-alikes (RelStorage has its own)."""
     return isinstance(value, BaseConfig) or isinstance(getattr(value, "config", None), SectionValue)
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether some storage kind says a transaction that failed with *error* may be retried."""
+    return any(kind.retryable(error) for kind in KINDS)
 
 
 def embedded_zeo_sections(database_factory: Any) -> list[EmbeddedZEO]:

@@ -39,7 +39,7 @@ MIB = 1 << 20
 
 @dataclass(frozen=True)
 class CacheWorkload:
-    """What the caches of one process must hold (see zodbshootout.cache_sizing).
+    """What the caches of one process must hold (see zodbshootout.database.cache_sizing).
 
     readers: the workers that read through one client cache (c with one DB
     shared by threads, else 1), *object_count* objects each.
@@ -100,11 +100,33 @@ class ProcessLimit:
 
 @dataclass(frozen=True)
 class SizeReading:
-    """A storage's size in bytes (see zodbshootout.storagesize), or why it can't be known."""
+    """A storage's size in bytes (see probes.storage_size), or why it can't be known."""
 
     size_bytes: int | None
     reason: str | None = None  # set when size_bytes is None
     method: str = ""  # what was counted, e.g. "FileStorage file length"
+    #: The steps the size grows in (InnoDB: 1 MiB extents), when larger than a byte:
+    #: a growth smaller than one step may read as 0.
+    granularity_bytes: int | None = None
+
+
+#: Whether this process counts requests in the timed region (``--counters``).
+_counting_requests = [False]
+
+
+def count_requests(on: bool) -> None:
+    """Count loads sent and statements from now on in this process (``--counters``), or not.
+
+    Counting wraps driver and protocol calls: a Python call per statement or
+    per load, inside the timed region, so it is off unless asked for.  Only
+    connections and storages opened after switching it on are counted.
+    """
+    _counting_requests[0] = on
+
+
+def counting_requests() -> bool:
+    """Whether this process counts requests (see :func:`count_requests`)."""
+    return _counting_requests[0]
 
 
 class ThreadLoadCounter:
@@ -155,6 +177,10 @@ class StorageKind:
         configuration wrote its size; notes on a written size that is too small."""
         return []
 
+    def client_cache_sizes(self, factory: Any) -> dict[str, int]:
+        """The client caches *factory* will open, by name (``ZEO cache``), in bytes."""
+        return {}
+
     def pack_backups(self, factory: Any) -> list[str]:
         """Files a pack of *factory*'s storage would delete or replace (FileStorage's ``.old``)."""
         return []
@@ -202,8 +228,8 @@ class StorageKind:
         """A per-thread storage-load counter (see concurrency.thread_counting); None: unknown."""
         return ThreadLoadCounter()
 
-    def shared_cache_counts(self, storage: Any) -> tuple[int, int] | None:
-        """(get hits, get misses) of a shared cache's servers so far; None: no shared cache."""
+    def shared_cache_counts(self, storage: Any) -> tuple[int, int, int] | None:
+        """(get hits, get misses, sets) of a shared cache's servers so far; None: none."""
         return None
 
     def trace_client_cache(self, storage: Any, path: str) -> bool:
@@ -228,6 +254,13 @@ class StorageKind:
 
     def describe(self, storage: Any, info: dict[str, Any]) -> None:
         """Add facts that explain this storage's numbers to *info* (may raise)."""
+
+    def retryable(self, error: BaseException) -> bool:
+        """Whether a transaction that failed with this kind's *error* may succeed if retried.
+
+        Beyond transaction's TransientError (which every caller checks first).
+        """
+        return False
 
     def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
         """Notes for under the table, from the facts :meth:`describe` found."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
+from zodbshootout.errors import CellError
+from zodbshootout.inputs import kind_of
 from zodbshootout.storages.base import (
     ProcessLimit,
     SizeReading,
@@ -28,6 +31,23 @@ class FileStorageKind(StorageKind):
             "FileStorage can be opened by only one process at a time; "
             "measure it with -c 1 or --threads, or serve it through <embeddedzeo>",
         )
+
+    def prepare_process(self, factory: Any) -> None:
+        """Refuse a path that is no regular file before FileStorage creates files beside it.
+
+        FileStorage opens PATH.index, PATH.lock and PATH.tmp next to its
+        file: on a device (or a FIFO, a socket, a directory) that would put
+        files beside it, in /dev say, and then fail or hang.
+        """
+        path = getattr(factory.config, "path", None)
+        if not path or not os.path.exists(path):
+            return
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise CellError(
+                f"the FileStorage path {path} is {kind_of(mode)}, not a regular file; "
+                "name a new file or an existing FileStorage"
+            )
 
     def pack_backups(self, factory: Any) -> list[str]:
         # Packing deletes PATH.old (the last backup), writes PATH.pack, renames

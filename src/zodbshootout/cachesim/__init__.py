@@ -1,0 +1,1 @@
+"""Cache simulation (``zodbshootout cachesim``): replay cache traces through cache policies."""

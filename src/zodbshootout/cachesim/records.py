@@ -1,0 +1,303 @@
+"""One adapter for every trace format: a trace file in, cache accesses out.
+
+Two formats are read, each into the same :class:`Access` records:
+
+- **ZEO's cache trace** (``--cache-trace``; ZEO's ``ClientCache`` and
+  RelStorage's ``ZEOTracer`` write it): 26-byte records (``>iiH8s8s``:
+  time, ``dlen << 8 | code``, oid length, tid, end tid) each followed by its
+  oid.  A load (codes 0x20-0x26) is a read; a store (0x50-0x5e) that fills
+  the cache after the same oid's miss is part of that read, any other
+  store is a write (a commit, or prefetch filling the cache); an
+  invalidation (0x10-0x1e) drops the object.  The trace's own hits
+  (0x22, 0x26) are the *actual* counts: of the loads inside the timed
+  phases when the trace marks them (as the run's hit-rate row counts),
+  of all loads otherwise.
+- **The UMass storage traces (SPC)**: text lines
+  ``asu,lba,size,opcode,timestamp``, plain or ``.gz``/``.bz2``, as
+  RelStorage's cache notes used them.  ``r`` is a read, ``w`` a write of
+  block ``lba`` (the ASU, application storage unit, is not part of the key,
+  as in RelStorage's own simulator).
+
+The tool's traces start with a record of its own (code 0x00, which ZEO's
+scripts read as a restart): its oid field holds ``zodbshootout:`` and a
+JSON object naming the storage kind and its cache size in bytes.  Records
+of the same kind mark where each timed phase starts (``{"phase": NAME}``)
+and ends (``{"phase": null}``).
+
+Every input is bounded: a regular file of at most :data:`MAX_TRACE_BYTES`
+on disk, at most :data:`MAX_DECOMPRESSED_BYTES` once decompressed, lines of
+at most :data:`MAX_LINE_BYTES`.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO, NamedTuple
+
+from zodbshootout.errors import UsageError
+from zodbshootout.inputs import open_input
+
+READ, WRITE, INVALIDATE = "r", "w", "i"
+
+#: The largest trace file read from disk, and the most it may decompress to.
+MAX_TRACE_BYTES = 4 << 30
+MAX_DECOMPRESSED_BYTES = 8 << 30
+#: An SPC line is about 40 bytes; a longer one is no SPC line.
+MAX_LINE_BYTES = 4096
+
+#: ZEO's trace record (ZEO.cache.ClientCache.TRACE_FMT) and the tool's marker.
+RECORD = struct.Struct(">iiH8s8s")
+MARKER = b"zodbshootout:"
+
+_LOADS = frozenset({0x20, 0x22, 0x24, 0x26})
+_HITS = frozenset({0x22, 0x26})
+
+
+class Access(NamedTuple):
+    """One cache access: read (load), write (store new data) or invalidate."""
+
+    op: str  # READ, WRITE or INVALIDATE
+    key: int
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class Traced:
+    """What a ZEO-format trace says of the cache that wrote it."""
+
+    loads: int
+    hits: int
+    kind: str | None = None  # "zeo" or "relstorage": from the tool's marker
+    cache_size_bytes: int | None = None
+    #: phase -> (loads, hits) inside each timed phase (the tool's phase markers)
+    phases: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A trace file read: its accesses and, for ZEO's format, the traced cache."""
+
+    path: str
+    format: str  # "zeo" or "spc"
+    accesses: list[Access] = field(repr=False)
+    traced: Traced | None = None
+
+
+def read_trace(path: str) -> Trace:
+    """*path* read into accesses; a file that is no trace is a UsageError (one line)."""
+    with _open_decompressed(path) as file:
+        head = file.peek(RECORD.size)[: RECORD.size]
+        if _is_zeo_start(head):
+            return _read_zeo(path, file)
+        if _looks_like_spc(head):
+            return Trace(path, "spc", list(_read_spc(path, file)))
+    raise UsageError(
+        f"{path} is neither a ZEO cache trace (written with --cache-trace) nor an "
+        "SPC trace (asu,lba,size,opcode,timestamp)"
+    )
+
+
+# --- opening, bounded ------------------------------------------------------------
+
+
+class _Bounded(io.RawIOBase):
+    """A decompressing stream that refuses to give more than MAX_DECOMPRESSED_BYTES."""
+
+    def __init__(self, stream: BinaryIO, path: str) -> None:
+        self._stream = stream
+        self._path = path
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._stream.read(len(buffer))
+        self._read += len(data)
+        if self._read > MAX_DECOMPRESSED_BYTES:
+            raise UsageError(
+                f"refusing to read trace {self._path}: it decompresses to more than "
+                f"{MAX_DECOMPRESSED_BYTES >> 30} GiB"
+            )
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+
+def _open_decompressed(path: str) -> io.BufferedReader:
+    raw = open_input(path, "trace", MAX_TRACE_BYTES)
+    magic = raw.read(3)
+    raw.seek(0)
+    if magic[:2] == b"\x1f\x8b":
+        stream: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+    elif magic == b"BZh":
+        stream = bz2.BZ2File(raw, "rb")  # type: ignore[assignment]
+    else:
+        return io.BufferedReader(raw)  # type: ignore[arg-type]
+    return io.BufferedReader(_Bounded(stream, path))
+
+
+def _is_zeo_start(head: bytes) -> bool:
+    """ZEO and RelStorage begin each trace with a start record: code 0, a time."""
+    if len(head) < RECORD.size:
+        return False
+    timestamp, encoded, _oid_length, _tid, _end = RECORD.unpack(head)
+    return timestamp > 0 and encoded & 0xFF == 0
+
+
+def _looks_like_spc(head: bytes) -> bool:
+    text = head.split(b"\n", 1)[0]
+    return text.count(b",") >= 3 and all(32 <= byte < 127 for byte in text)
+
+
+# --- ZEO's binary format ---------------------------------------------------------
+
+
+def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int, bytes]]:
+    """(code, dlen, oid) of each record; a damaged record is a UsageError."""
+    while True:
+        head = file.read(RECORD.size)
+        if not head:
+            return
+        if len(head) < RECORD.size:
+            return  # a record cut short by the end of a run: ZEO's scripts stop there too
+        timestamp, encoded, oid_length, _tid, _end = RECORD.unpack(head)
+        code = encoded & 0xFF
+        # RelStorage writes oid 0 as an empty oid; a start record may carry the marker.
+        bad_oid = oid_length > MAX_LINE_BYTES if code == 0 else oid_length not in (0, 8)
+        if timestamp <= 0 or code & 0x81 or bad_oid:
+            raise UsageError(f"{path} is not a readable ZEO cache trace (damaged record)")
+        oid = file.read(oid_length)
+        if len(oid) < oid_length:
+            return
+        yield code, (encoded >> 8) & 0x7FFFFF, oid
+
+
+class _ZEOReader:
+    """Turns ZEO's records into accesses, keeping the traced cache's own counts."""
+
+    def __init__(self) -> None:
+        self.accesses: list[Access] = []
+        self.marker: dict[str, object] = {}
+        self.phase: str | None = None  # inside a timed phase (the tool's markers)
+        self.marked = False  # the trace has phase markers
+        self.counts: dict[str | None, list[int]] = {}  # phase -> [loads, hits]
+        self.missed: dict[int, int] = {}  # oid -> index of its read that missed, until filled
+        self.sizes: dict[int, int] = {}  # the last known size of each oid
+
+    def start(self, oid: bytes) -> None:
+        fields = _marker(oid) if oid.startswith(MARKER) else None
+        if fields is None:
+            return
+        if "phase" in fields:
+            phase = fields["phase"]
+            self.phase = phase if isinstance(phase, str) else None
+            self.marked = True
+        else:
+            self.marker.update(fields)
+
+    def record(self, code: int, dlen: int, oid: bytes) -> None:
+        key = int.from_bytes(oid, "big")
+        action = code & 0x70
+        if dlen:
+            self.sizes[key] = dlen
+        if action & 0x20:
+            counts = self.counts.setdefault(self.phase, [0, 0])
+            counts[0] += 1
+            if code in _HITS:
+                counts[1] += 1
+            else:
+                self.missed[key] = len(self.accesses)
+            self.accesses.append(Access(READ, key, dlen))
+        elif action & 0x40:
+            index = self.missed.pop(key, None)
+            if index is not None:  # the fill of a miss: the read gets its size
+                self.accesses[index] = Access(READ, key, dlen)
+            else:
+                self.accesses.append(Access(WRITE, key, dlen))
+        elif action & 0x10:
+            self.missed.pop(key, None)
+            self.accesses.append(Access(INVALIDATE, key, 0))
+
+    def traced(self) -> Traced:
+        """The traced cache's counts: of the timed phases' loads when the trace marks them."""
+        phases = {p: (c[0], c[1]) for p, c in self.counts.items() if p is not None}
+        counted = list(phases.values()) if self.marked else [tuple(c) for c in self.counts.values()]
+        kind, size = self.marker.get("kind"), self.marker.get("cache_size_bytes")
+        return Traced(
+            loads=sum(c[0] for c in counted),
+            hits=sum(c[1] for c in counted),
+            kind=kind if isinstance(kind, str) else None,
+            cache_size_bytes=size if isinstance(size, int) else None,
+            phases=phases,
+        )
+
+
+def _read_zeo(path: str, file: io.BufferedReader) -> Trace:
+    reader = _ZEOReader()
+    for code, dlen, oid in _zeo_records(path, file):
+        if code == 0:
+            reader.start(oid)
+        else:
+            reader.record(code, dlen, oid)
+    # A miss never filled (an object that is gone) still had its size before.
+    accesses = [_sized(a, reader.sizes) for a in reader.accesses]
+    return Trace(path, "zeo", accesses, reader.traced())
+
+
+def _sized(access: Access, sizes: dict[int, int]) -> Access:
+    if access.size_bytes or access.op != READ:
+        return access
+    return Access(READ, access.key, sizes.get(access.key, 0))
+
+
+def _marker(oid: bytes) -> dict[str, object] | None:
+    try:
+        value = json.loads(oid[len(MARKER) :])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def marker_record(timestamp: int, **fields: object) -> bytes:
+    """The tool's start record: code 0, its oid ``zodbshootout:{json}``."""
+    oid = MARKER + json.dumps(fields, sort_keys=True).encode("ascii")
+    return RECORD.pack(timestamp, 0, len(oid), bytes(8), bytes(8)) + oid
+
+
+# --- SPC text ---------------------------------------------------------------------
+
+
+def _read_spc(path: str, file: io.BufferedReader) -> Iterator[Access]:
+    for number, line in enumerate(_lines(path, file), 1):
+        fields = line.split(b",")
+        try:
+            lba, size, opcode = int(fields[1]), int(fields[2]), fields[3].strip().lower()
+        except (IndexError, ValueError):
+            if not line.strip():
+                continue
+            raise UsageError(
+                f"{path}:{number}: not an SPC line (asu,lba,size,opcode,...)"
+            ) from None
+        if opcode not in (b"r", b"w") or size < 0:
+            raise UsageError(f"{path}:{number}: opcode is r or w and size a byte count")
+        yield Access(READ if opcode == b"r" else WRITE, lba, size)
+
+
+def _lines(path: str, file: io.BufferedReader) -> Iterator[bytes]:
+    while True:
+        line = file.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES:
+            raise UsageError(f"{path}: a line longer than {MAX_LINE_BYTES} bytes is no SPC line")
+        yield line

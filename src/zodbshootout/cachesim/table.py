@@ -1,0 +1,181 @@
+"""cachesim's output in the shape of RelStorage's cache notes: trace, size, hits, time per policy.
+
+One row per trace (or group of a run's traces) and cache size, with the
+hit rate and the replay time of each policy, after an *actual* row for a
+trace written with ``--cache-trace``: the traced cache's own hit rate,
+under the policy that simulates that storage's cache, and its size.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from zodbshootout.cachesim.policies import POLICIES
+from zodbshootout.cachesim.replay import GroupReport, Simulation
+
+#: Which policy simulates the cache of which traced storage kind.
+POLICY_OF_KIND = {"zeo": "zeo", "relstorage": "relstorage"}
+
+
+def format_size(size_bytes: int) -> str:
+    """1048576 -> '1 MiB', 65536 -> '64 KiB'."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size_bytes >= factor:
+            value = size_bytes / factor
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{size_bytes} B"
+
+
+def _rows(simulation: Simulation) -> list[dict[str, Any]]:
+    """One plain record per row: what every format shows."""
+    rows = []
+    for group in simulation.groups:
+        if group.actual is not None:
+            rows.append(_actual_row(group, simulation.policies))
+        for size in simulation.sizes_bytes:
+            outcomes = {p: group.simulated[(p, size)] for p in simulation.policies}
+            loads = next(iter(outcomes.values())).loads
+            rows.append(
+                {
+                    "trace": group.name,
+                    "source": "simulated",
+                    "cache_size_bytes": size,
+                    "loads": loads,
+                    "hit_rate": {p: o.hit_rate for p, o in outcomes.items()},
+                    "seconds": {p: o.seconds for p, o in outcomes.items()},
+                }
+            )
+    return rows
+
+
+def _actual_row(group: GroupReport, policies: list[str]) -> dict[str, Any]:
+    assert group.actual is not None
+    column = POLICY_OF_KIND.get(group.kind or "")
+    return {
+        "trace": group.name,
+        "source": "actual",
+        "kind": group.kind,
+        "cache_size_bytes": group.actual_size_bytes,
+        "loads": group.actual.loads,
+        "hits": group.actual.hits,
+        "hit_rate": {p: group.actual.hit_rate if p == column else None for p in policies},
+        "seconds": {p: None for p in policies},
+        "phases": {
+            phase: {"loads": c.loads, "hits": c.hits, "hit_rate": c.hit_rate}
+            for phase, c in group.actual_phases.items()
+        },
+    }
+
+
+def format_simulation(simulation: Simulation, format_name: str = "table") -> list[str]:
+    """*simulation* as lines: table, markdown, csv or json."""
+    rows = _rows(simulation)
+    if format_name == "json":
+        return json.dumps(_document(simulation, rows), indent=2).splitlines()
+    if format_name == "csv":
+        return _csv(rows, simulation.policies)
+    cells = [_header(simulation.policies)] + [_cells(row, simulation.policies) for row in rows]
+    notes = _notes(simulation)
+    if format_name == "markdown":
+        return _markdown(cells) + (["", *(f"- {note}" for note in notes)] if notes else [])
+    return _aligned(cells) + (["", *notes] if notes else [])
+
+
+def _document(simulation: Simulation, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "versions": simulation.versions,
+        "policies": simulation.policies,
+        "sizes_bytes": simulation.sizes_bytes,
+        "groups": [
+            {"trace": g.name, "format": g.format, "kind": g.kind, "files": g.files}
+            for g in simulation.groups
+        ],
+        "rows": rows,
+    }
+
+
+def _notes(simulation: Simulation) -> list[str]:
+    versions = ", ".join(
+        f"{p}: {POLICIES[p].package} {v}" if p in POLICIES else f"{p}: {v}"
+        for p, v in simulation.versions.items()
+    )
+    notes = [f"versions: {versions}"]
+    if any(g.actual is not None for g in simulation.groups):
+        notes.append(
+            "actual: the traced cache's own hits and size, under the policy that "
+            "simulates it; the simulations start empty and are never cleared"
+        )
+    return notes
+
+
+def _header(policies: list[str]) -> list[str]:
+    return (
+        ["Trace", "Cache size", "Loads"]
+        + [f"Hits {p}" for p in policies]
+        + [f"Time {p}" for p in policies]
+    )
+
+
+def _cells(row: dict[str, Any], policies: list[str]) -> list[str]:
+    size = row["cache_size_bytes"]
+    if row["source"] == "actual":
+        shown_size = "actual" + (f" {format_size(size)}" if size else "")
+    else:
+        shown_size = format_size(size)
+    rates = [_percent(row["hit_rate"][p]) for p in policies]
+    times = [_seconds(row["seconds"][p]) for p in policies]
+    return [row["trace"], shown_size, str(row["loads"]), *rates, *times]
+
+
+def _percent(rate: float | None) -> str:
+    return "" if rate is None else f"{100 * rate:.1f} %"
+
+
+def _seconds(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds:.3f} s"
+
+
+def _aligned(cells: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    lines = []
+    for index, row in enumerate(cells):
+        left = row[0].ljust(widths[0])
+        pairs = zip(row[1:], widths[1:], strict=True)
+        right = "  ".join(cell.rjust(width) for cell, width in pairs)
+        lines.append(f"{left}  {right}".rstrip())
+        if index == 0:
+            lines.append("-" * len(lines[0]))
+    return lines
+
+
+def _markdown(cells: list[list[str]]) -> list[str]:
+    def line(row: list[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+
+    return [line(cells[0]), "|" + "|".join(["---"] + ["---:"] * (len(cells[0]) - 1)) + "|"] + [
+        line(row) for row in cells[1:]
+    ]
+
+
+def _csv(rows: list[dict[str, Any]], policies: list[str]) -> list[str]:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        ["trace", "source", "cache_size_bytes", "loads"]
+        + [f"hit_rate_{p}" for p in policies]
+        + [f"seconds_{p}" for p in policies]
+    )
+    for row in rows:
+        writer.writerow(
+            [row["trace"], row["source"], row["cache_size_bytes"] or "", row["loads"]]
+            + [_number(row["hit_rate"][p], 4) for p in policies]
+            + [_number(row["seconds"][p], 4) for p in policies]
+        )
+    return out.getvalue().splitlines()
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "" if value is None else f"{value:.{digits}f}"

@@ -1,0 +1,379 @@
+"""A run from the command line: arguments → options → configuration → runner → table.
+
+:func:`run_command` is ``zodbshootout CONFIG [PHASE...] [options]``; it is
+imported only when a run is asked for, so that the subcommands on saved
+runs load none of the run machinery (phases, storages, concurrency, ZODB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from zodbshootout import faults
+from zodbshootout.cli.arguments import DEFAULTS, bind_optional_values, build_parser
+from zodbshootout.cli.outputs import RunOutputs
+from zodbshootout.cli.progress import RunPlan, make_progress
+from zodbshootout.cli.report import report_error
+from zodbshootout.cli.subcommands import print_spread_warning, print_table
+from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS, mode_of
+from zodbshootout.concurrency.host_environment import latency_lines
+from zodbshootout.config.hosts import parse_hosts
+from zodbshootout.config.loader import ConfigError, data_directory, load_config
+from zodbshootout.config.options import (
+    DEFAULT_MIN_REPETITIONS,
+    DEFAULT_PRECISION_PERCENT,
+    RunOptions,
+)
+from zodbshootout.database import state as dbstate
+from zodbshootout.errors import (
+    EXIT_CELLS_FAILED,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    UsageError,
+)
+from zodbshootout.phases.classic import ALL_PHASES, PHASES
+from zodbshootout.probes import cache_trace as cachetrace
+from zodbshootout.probes import diagnostics
+from zodbshootout.redact import enable_debug_log, find_secrets, install_log_redaction
+from zodbshootout.render.description import format_description
+from zodbshootout.results.record import RunResult
+from zodbshootout.run.progress import ProgressEvent
+from zodbshootout.run.runner import Runner
+
+__all__ = ["exit_code", "options_from_args", "run_command"]
+
+
+def _mode_options(args: argparse.Namespace) -> dict[str, Any]:
+    """RunOptions fields for the concurrency mode and the object shapes."""
+    from zodbshootout.concurrency.gevent import require_gevent
+
+    mode = PROCESSES
+    if args.gevent:
+        require_gevent()
+        mode = GEVENT
+    elif args.threads:
+        mode = THREADS
+    return {
+        "mode": mode,
+        "sharing": args.threads or DEFAULTS.sharing,
+        "hosts": parse_hosts(args.hosts) if args.hosts else (),
+        "btrees": args.btrees,
+        "blobs": args.blobs,
+        "index_entries": args.index_entries,
+        "cache_trace_dir": os.path.abspath(args.cache_trace) if args.cache_trace else None,
+    }
+
+
+def _expand_phases(named: Sequence[str] | None) -> tuple[str, ...]:
+    """The selected phase names, ``all`` standing for every phase and benchmark."""
+    if not named:
+        return PHASES
+    expanded: list[str] = []
+    for name in named:
+        expanded.extend(ALL_PHASES if name == "all" else [name])
+    return tuple(dict.fromkeys(expanded))
+
+
+def _confirm_zaps(
+    args: argparse.Namespace, options: RunOptions, databases: list[str]
+) -> RunOptions:
+    """Options whose ``zap`` holds the databases that --zap may wipe (asked on stdin).
+
+    A prompt defaults to no: an empty answer, end of input, or a standard
+    input that is not a terminal all keep the database as it is.
+    """
+    if args.zap is None:
+        return options
+    request = dbstate.parse_zap_option(args.zap)
+    interactive = sys.stdin is not None and sys.stdin.isatty()
+
+    def ask(name: str) -> bool:
+        if not interactive:
+            print(
+                f"zodbshootout: not zapping {name}: standard input is not a terminal "
+                f"(--zap force,{name} zaps it without asking)",
+                file=sys.stderr,
+            )
+            return False
+        print(
+            f"Zap database {name}? This erases ALL its data, also data zodbshootout "
+            "did not write. [y/N] ",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            answer = sys.stdin.readline()
+        except (OSError, ValueError):
+            answer = ""
+        return dbstate.is_yes(answer or None)
+
+    confirmed = dbstate.databases_to_zap(request, databases, ask)
+    return dataclasses.replace(options, zap=confirmed)
+
+
+def _repetition_options(args: argparse.Namespace) -> dict[str, Any]:
+    """-r alone: exactly R repetitions; otherwise at least R (or 3) and --precision."""
+    precision = args.precision
+    if precision is None and args.repetitions is None:
+        precision = DEFAULT_PRECISION_PERCENT
+    return {
+        "repetitions": DEFAULT_MIN_REPETITIONS if args.repetitions is None else args.repetitions,
+        "precision": None if precision is None else precision / 100,
+        "max_time_seconds": args.max_time,
+    }
+
+
+def options_from_args(args: argparse.Namespace) -> RunOptions:
+    """RunOptions from parsed arguments; a bad value is a UsageError."""
+
+    def flat(lists: list[list[int]] | None, default: tuple[int, ...]) -> tuple[int, ...]:
+        if not lists:
+            return default
+        return tuple(dict.fromkeys(v for values in lists for v in values))
+
+    phases = _expand_phases(args.phases)
+    try:
+        return RunOptions(
+            object_counts=flat(args.object_counts, DEFAULTS.object_counts),
+            concurrencies=flat(args.concurrency, DEFAULTS.concurrencies),
+            **_repetition_options(args),
+            phases=phases,
+            object_size_bytes=args.object_size,
+            aggregate=args.aggregate,
+            profile_dir=args.profile,
+            timeout_seconds=args.timeout,
+            min_objects=args.min_objects,
+            pack=args.pack,
+            leaks=args.leaks,
+            counters=args.counters,
+            log=diagnostics.parse_log_option(args.log) if args.log else None,
+            # The one place that reads the tests' fault hook (see faults); None in real runs.
+            fault=faults.from_environment(),
+            **_mode_options(args),
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def refuse_unmeasurable(config: Any, options: RunOptions) -> None:
+    """A UsageError when no database can be measured in this mode at any concurrency.
+
+    E.g. only MappingStorage and DemoStorage in process mode: their data
+    lives in one process's memory, whatever -c is.  When a database could
+    be measured at another -c (FileStorage with -c 2), or another database
+    can be, the cells that can't fail with a footnote instead.
+    """
+    mode = mode_of(options.mode)
+
+    problems = [
+        (name, mode.problem(options.sharing, 1, factory))
+        for name, factory in config.databases.items()
+    ]
+    if problems and all(problem for _name, problem in problems):
+        name, problem = problems[0]
+        raise UsageError(f"nothing can be measured: {name}: {problem}")
+
+
+def format_progress(event: ProgressEvent) -> str:
+    """One progress line for stderr."""
+    where = f"{event.database}: {event.object_count} objects, concurrency {event.concurrency}"
+    if event.stage == "done":
+        return f"{where}: done"
+    if event.stage == "failed":
+        return f"{where}, repetition {event.repetition}/{event.repetitions}: failed: {event.detail}"
+    return f"{where}, repetition {event.repetition}/{event.repetitions}: {event.stage}"
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C but with its own exit code."""
+
+
+def _raise_terminated(_signum: int, _frame: Any) -> None:
+    raise _Terminated()
+
+
+@contextlib.contextmanager
+def _interruptible(received: list[str]) -> Iterator[None]:
+    """Turn SIGINT and SIGTERM into KeyboardInterrupt, noting which came first.
+
+    The runner stops its workers and servers on KeyboardInterrupt and returns
+    what was measured; *received* tells the exit code which signal it was.
+    """
+
+    def handler(signum: int, _frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if not received:
+            received.append(name)
+        raise _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _make_profile_directory(path: str) -> None:
+    """Create -p's directory; one line, exit 2, if it can't be (a file, no permission)."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise UsageError(f"-p {path}: it exists and is not a directory; name a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"-p {path}: cannot create the directory: {e.strerror or e}") from None
+
+
+def exit_code(result: RunResult) -> int:
+    """DESIGN.md's exit codes for a finished (or interrupted) run.
+
+    2 only when nothing at all could be measured because every database was
+    refused or could not be set up (unreachable, wrong password, missing
+    driver); when some database was measured, the others' failures are
+    cells that failed (1).
+    """
+    if result.interrupted:
+        return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
+    if result.failures and not result.measurements and nothing_could_run(result):
+        return EXIT_USAGE
+    return EXIT_OK if result.complete else EXIT_CELLS_FAILED
+
+
+def nothing_could_run(result: RunResult) -> bool:
+    """True when every database was refused or failed before its first measurement."""
+    unusable = set(result.refused) | set(result.setup_failed)
+    return bool(result.databases) and unusable >= set(result.databases)
+
+
+def format_setup_errors(result: RunResult) -> list[str]:
+    """One ``error:`` line per database that could not be set up (for stderr)."""
+    lines = []
+    for database in result.databases:
+        reason = next((f.reason for f in result.failures if f.database == database), None)
+        if reason is not None:
+            lines.append(f"zodbshootout: error: {database}: {reason}")
+    return lines
+
+
+def run_command(argv: Sequence[str]) -> int:
+    """``zodbshootout CONFIG [PHASE...] [options]``: measure, print the table; the exit code."""
+    args = None
+    # SIGTERM from here on unwinds like Ctrl-C, so the temporary data
+    # directory is removed whenever it comes (the run installs its own handler).
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
+        args = build_parser().parse_intermixed_args(bind_optional_values(argv))
+        if args.debug:
+            enable_debug_log()
+        options = options_from_args(args)
+        if options.profile_dir:
+            _make_profile_directory(options.profile_dir)
+        if options.cache_trace_dir:
+            cachetrace.prepare_directory(options.cache_trace_dir)
+        with data_directory() as data_dir:
+            config = load_config(args.config, data_dir)
+            refuse_unmeasurable(config, options)
+            options = _confirm_zaps(args, options, config.names)
+            diagnostics.configure_logging(options.log, find_secrets(config.source.text))
+            outputs = RunOutputs(args)
+            result = _run(config, options, quiet=args.quiet, outputs=outputs)
+        outputs.finish(result)
+    except (UsageError, ConfigError, OSError) as e:
+        return report_error(e, args)
+    except _Terminated:
+        return EXIT_SIGTERM
+    except KeyboardInterrupt:
+        # Interrupted before or after the run itself: nothing to show.
+        return EXIT_SIGINT
+    except Exception as e:
+        return report_error(e, args, internal=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+    return _report(result, outputs, options, args.verbose)
+
+
+def _report(result: RunResult, outputs: RunOutputs, options: RunOptions, verbose: bool) -> int:
+    """Print the table, the warnings and the -v lines of a finished run; its exit code."""
+    code = exit_code(result)
+    if outputs.save_failed and code == EXIT_OK:
+        code = EXIT_CELLS_FAILED  # measured, but the file asked for is not there
+    if code == EXIT_USAGE:
+        for line in format_setup_errors(result):
+            print(line, file=sys.stderr)
+        return code
+    if outputs.table_on_stdout:
+        print_table(result, outputs.format, options.aggregate)
+    print_spread_warning(result)
+    if verbose:
+        for line in format_database_descriptions(result):
+            print(line, file=sys.stderr)
+    return code
+
+
+def format_database_descriptions(result: RunResult) -> list[str]:
+    """The -v lines: what the runner found out about each database before measuring it."""
+    described = result.metadata.get("databases", {})
+    return [
+        format_description(name, described[name]) for name in result.databases if name in described
+    ] + latency_lines(result.metadata.get("hosts", {}))
+
+
+def _run(
+    config: Any,
+    options: RunOptions,
+    quiet: bool,
+    outputs: RunOutputs | None = None,
+    console: Any = None,
+) -> RunResult:
+    """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
+    plan = RunPlan(
+        config.names,
+        options.object_counts,
+        options.concurrencies,
+        options.repetitions,
+        warmup=options.warmup,
+    )
+    progress = make_progress(
+        sys.stderr,
+        plan,
+        quiet,
+        format_progress,
+        console=console,
+        workers_in_process=mode_of(options.mode).in_runner_process,
+    )
+    received: list[str] = []
+    runner = Runner(
+        config,
+        options,
+        progress=progress,
+        on_database_done=outputs.database_done if outputs else None,
+    )
+    if outputs is not None:
+        outputs.describe(runner.result, options, config.source.path, config.source.text)
+    install_log_redaction(runner.secrets)
+    try:
+        with _interruptible(received):
+            try:
+                result = runner.run()
+            except KeyboardInterrupt:
+                # A signal that arrived outside the runner's own handling (e.g.
+                # while it saved a result file): what was measured still counts.
+                runner.result.interrupted = True
+                result = runner.result
+    finally:
+        # Whatever is printed next (table, error) starts on a clean line.
+        progress.clear()
+    if result.interrupted:
+        result.signal = received[0] if received else "SIGINT"
+    return result

@@ -1,0 +1,265 @@
+"""``zodbshootout mix CONFIG``: transactions of a workload for a duration, with latency percentiles.
+
+The arguments (:func:`add_arguments`, hooked into the subcommand parser) and
+the handler (:func:`run`): options → :class:`zodbshootout.mix.runner.MixRunner`
+→ the table on stdout, progress and warnings on stderr, the result file with
+``-o`` / ``--save-to`` (the same format as a classic run's; ``show`` prints
+it again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from zodbshootout.config.loader import ConfigError, load_config
+from zodbshootout.config.options import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
+from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
+from zodbshootout.mix.keys import ZIPFIAN_THETA
+from zodbshootout.mix.recorder import require_hdrhistogram
+from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
+from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
+from zodbshootout.results import metadata
+from zodbshootout.results.record import RunResult
+from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
+
+if TYPE_CHECKING:  # the runner imports ZODB: only a mix run loads it (see run)
+    from zodbshootout.cli.outputs import RunOutputs
+    from zodbshootout.mix.runner import MixOptions
+
+DESCRIPTION = (
+    "Run a mixed workload (YCSB-like: reads, updates, inserts, scans, read-modify-write, "
+    "readCurrent, polling) on every database of CONFIG for a duration and print "
+    "throughput, latency percentiles (p50 … p99.9, max) and conflicts per operation; "
+    "--rate runs an open-loop schedule whose latencies count from the intended start."
+)
+
+DEFAULT_OBJECTS = 100_000
+DEFAULT_CONCURRENCY = 2
+DEFAULT_DURATION_SECONDS = 30.0
+DEFAULT_WARMUP_SECONDS = 5.0
+
+
+def _positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be above zero")
+        return value
+
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``zodbshootout mix``."""
+    parser.add_argument("config", metavar="CONFIG", help="the ZConfig file of the databases")
+    workloads = ", ".join(f"{name} ({w.description})" for name, w in BUILTIN.items())
+    parser.add_argument(
+        "-w",
+        "--workload",
+        default=None,
+        help=f"a built-in workload (default {DEFAULT_WORKLOAD}): {workloads}",
+    )
+    parser.add_argument(
+        "--mix",
+        metavar="OP=WEIGHT,...",
+        help="a custom workload, e.g. read=50,update=50 (operations: read, update, insert, "
+        "scan, rmw, readcurrent, poll)",
+    )
+    parser.add_argument(
+        "--keys",
+        choices=KEY_CHOOSERS,
+        default=None,
+        help=f"how keys are chosen (default: the workload's): zipfian ({ZIPFIAN_THETA}, "
+        "scrambled), latest, uniform, hotspot",
+    )
+    parser.add_argument(
+        "-n",
+        "--objects",
+        type=_positive(int),
+        default=DEFAULT_OBJECTS,
+        help=f"M, objects in the dataset (default {DEFAULT_OBJECTS})",
+    )
+    parser.add_argument(
+        "-s",
+        "--object-size",
+        type=_positive(int),
+        default=DEFAULT_OBJECT_SIZE_BYTES,
+        help=f"payload bytes per object (default {DEFAULT_OBJECT_SIZE_BYTES})",
+    )
+    parser.add_argument(
+        "-c",
+        "--concurrency",
+        type=_positive(int),
+        default=DEFAULT_CONCURRENCY,
+        help=f"workers (default {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "-k",
+        "--objects-per-transaction",
+        type=_positive(int),
+        default=5,
+        help="K, objects a read, update, rmw or readcurrent touches (default 5)",
+    )
+    parser.add_argument(
+        "--scan-length",
+        type=_positive(int),
+        default=50,
+        help="L, objects a scan reads (default 50)",
+    )
+    parser.add_argument(
+        "-d",
+        "--duration",
+        type=_positive(float),
+        default=DEFAULT_DURATION_SECONDS,
+        help=f"measured seconds (default {DEFAULT_DURATION_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=DEFAULT_WARMUP_SECONDS,
+        help=f"untimed seconds first (default {DEFAULT_WARMUP_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--rate",
+        metavar="OPS",
+        type=_positive(float),
+        default=None,
+        help="open loop: OPS transactions per second across all workers, "
+        "latency counted from each one's intended start (default: closed loop)",
+    )
+    parser.add_argument(
+        "--arrival",
+        choices=ARRIVALS,
+        default=CONSTANT,
+        help="with --rate: evenly spaced starts, or a Poisson process",
+    )
+    parser.add_argument(
+        "--max-tries",
+        type=_positive(int),
+        default=10,
+        help="attempts of a transaction that conflicts (default 10)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the key and operation choices (default: random; recorded)",
+    )
+    parser.add_argument(
+        "--interval",
+        type=_positive(float),
+        default=1.0,
+        help="seconds per progress interval (default 1)",
+    )
+    parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="workers are threads sharing one DB (default: processes)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive(float),
+        default=300.0,
+        help="seconds allowed on top of warm-up and duration (default 300)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE.json",
+        help="save the result ('zodbshootout show' prints it again)",
+    )
+    parser.add_argument("--save-to", metavar="DIR", help="save the result in DIR too")
+    parser.add_argument("--label", help="a name for this run in compare and history")
+
+
+def mix_options(args: argparse.Namespace) -> MixOptions:
+    """The run's options from its arguments; a bad value is a UsageError."""
+    from zodbshootout.mix.operations import Shape
+    from zodbshootout.mix.runner import MixOptions
+    from zodbshootout.mix.worker import MixPlan
+
+    workload = choose_workload(args.workload, args.mix, args.keys)
+    if not MIN_OBJECT_SIZE_BYTES <= args.object_size <= MAX_OBJECT_SIZE_BYTES:
+        raise UsageError(
+            f"-s must be between {MIN_OBJECT_SIZE_BYTES} and {MAX_OBJECT_SIZE_BYTES} bytes"
+        )
+    if args.warmup < 0:
+        raise UsageError("--warmup must be zero or more")
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    plan = MixPlan(
+        workload=workload,
+        objects=args.objects,
+        shape=Shape(args.objects_per_transaction, args.scan_length, args.object_size),
+        duration_seconds=args.duration,
+        warmup_seconds=args.warmup,
+        seed=seed,
+        max_tries=args.max_tries,
+        rate_per_second=args.rate,
+        arrival=args.arrival,
+        interval_seconds=args.interval,
+    )
+    return MixOptions(plan, args.concurrency, args.threads, args.timeout)
+
+
+def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
+    """The mix subcommand; its exit code (0 measured, 1 a database failed, 2 nothing ran)."""
+    require_hdrhistogram()
+    # Lazy imports: the subcommand parser reads this module's arguments for
+    # every subcommand; the runner (and ZODB) load only for a mix run.
+    from zodbshootout.cli.outputs import RunOutputs
+    from zodbshootout.mix.runner import MixRunner
+
+    options = mix_options(args)
+    args.format = "mix"
+    outputs = RunOutputs(args)
+    quiet = bool(args.quiet)
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(f"zodbshootout mix: {line}", file=sys.stderr, flush=True)
+
+    try:
+        with data_directory() as data_dir:
+            config = load_config(args.config, data_dir)
+            runner = MixRunner(config, options, say, outputs.database_done)
+            result = runner.result
+            result.metadata.update(
+                label=args.label,
+                environment=metadata.environment(),
+                config=metadata.config_metadata(config.source.path, config.source.text),
+                format="mix",
+            )
+            result = runner.run()
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    outputs.finish(result)
+    return _finish(result, outputs, quiet)
+
+
+def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
+    from zodbshootout.mix.stats import trend_warnings
+    from zodbshootout.render.mix import format_mix
+
+    if result.failures and not result.mix and not result.interrupted:
+        for failure in result.failures:
+            print(f"zodbshootout mix: error: {failure.database}: {failure.reason}", file=sys.stderr)
+        return EXIT_USAGE
+    if outputs.table_on_stdout:
+        for line in format_mix(result):
+            print(line)
+    if not quiet:
+        for record in result.mix:
+            for warning in trend_warnings(record):
+                print(f"zodbshootout mix: warning: {warning}", file=sys.stderr)
+    if result.interrupted:
+        return EXIT_SIGINT
+    if result.failures or outputs.save_failed:
+        return EXIT_CELLS_FAILED
+    return EXIT_OK

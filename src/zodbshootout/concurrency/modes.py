@@ -1,0 +1,151 @@
+"""The concurrency modes as records: each one's name, words, refusals and sessions.
+
+A mode is chosen once (:func:`mode_of`, from ``RunOptions.mode``) and asked
+what it needs to know; nothing else compares mode names.  How a session of
+the mode opens, what the table's warm row means in it, and which databases
+it can't measure are the record's, as storage kinds and phases are records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from zodbshootout import storages
+from zodbshootout.concurrency.session import (
+    GEVENT,
+    PROCESSES,
+    SHARED,
+    THREADS,
+    UNIQUE,
+    Session,
+    SessionSpec,
+)
+from zodbshootout.config.loader import ConfigSource
+from zodbshootout.config.options import RunOptions
+from zodbshootout.database.cache_sizing import CacheWorkload
+
+__all__ = ["MODES", "Mode", "mode_of", "session_spec"]
+
+
+def _open_processes(spec: SessionSpec) -> Session:
+    if spec.hosts:
+        from zodbshootout.concurrency.hosts import HostSession
+
+        return HostSession(spec)
+    from zodbshootout.concurrency.processes import ProcessSession
+
+    return ProcessSession(spec)
+
+
+def _open_threads(spec: SessionSpec) -> Session:
+    from zodbshootout.concurrency.threads import ThreadSession
+
+    return ThreadSession(spec)
+
+
+def _open_gevent(spec: SessionSpec) -> Session:
+    from zodbshootout.concurrency.gevent import GeventSession
+
+    return GeventSession(spec)
+
+
+def _processes_problem(sharing: str, concurrency: int, factory: Any) -> str | None:
+    return storages.process_mode_reason(factory, concurrency)
+
+
+def _no_problem(sharing: str, concurrency: int, factory: Any) -> str | None:
+    return None
+
+
+def _gevent_problem(sharing: str, concurrency: int, factory: Any) -> str | None:
+    if sharing == UNIQUE and concurrency > 1 and storages.one_client_per_gevent_process(factory):
+        return (
+            "--gevent with --threads unique needs a ZEO client per greenlet, but ZEO "
+            "clients each run an asyncio loop and only one can run in a gevent process; "
+            "use --gevent with --threads shared"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way of running the c workers of a stage."""
+
+    name: str
+    #: What the workers are, in notes: "threads", "greenlets (--gevent)"; None: processes.
+    workers: str | None
+    #: The workers run in the runner's own process (its progress display must refresh less).
+    in_runner_process: bool
+    #: The workers run in a process gevent monkey-patched (drivers must cooperate).
+    monkey_patched: bool
+    #: Why this mode can't measure a database at a concurrency: (sharing, c, factory) -> reason.
+    problem: Callable[[str, int, Any], str | None]
+    #: Opens one repetition's session.
+    open_session: Callable[[SessionSpec], Session]
+
+    def describe(self, sharing: str) -> str:
+        """The mode as ``RunResult.metadata["concurrency_mode"]`` records it."""
+        return self.name if self.workers is None else f"{self.name}:{sharing}"
+
+    def shares_one_db(self, sharing: str) -> bool:
+        """Whether all workers use one DB (so its client cache serves all of them)."""
+        return self.workers is not None and sharing == SHARED
+
+    def warm_note(self, sharing: str) -> str | None:
+        """What the table's warm row means in this mode; None for processes."""
+        if self.workers is None:
+            return None
+        if sharing == SHARED:
+            return (
+                f"workers ran as {self.workers} sharing one DB: warm read through the DB the "
+                "writers used (its pooled pickle caches and its storage cache)"
+            )
+        return (
+            f"workers ran as {self.workers} with a DB each, opened anew for the read stage: "
+            "warm found only caches that outlive a DB"
+        )
+
+
+#: The modes by name (``RunOptions.mode``).
+MODES: dict[str, Mode] = {
+    mode.name: mode
+    for mode in (
+        Mode(PROCESSES, None, False, False, _processes_problem, _open_processes),
+        Mode(THREADS, "threads", True, False, _no_problem, _open_threads),
+        Mode(GEVENT, "greenlets (--gevent)", False, True, _gevent_problem, _open_gevent),
+    )
+}
+
+
+def mode_of(name: str) -> Mode:
+    """The record of mode *name* (RunOptions checked that it is one)."""
+    return MODES[name]
+
+
+def session_spec(
+    source: ConfigSource,
+    database: str,
+    addresses: tuple[tuple[str, int], ...],
+    options: RunOptions,
+    count: int,
+    workers: int,
+) -> SessionSpec:
+    """How one count and concurrency level of *database* runs; its caches sized for it.
+
+    With one DB shared by thread workers, its client cache serves all of them.
+    """
+    shared = mode_of(options.mode).shares_one_db(options.sharing)
+    workload = CacheWorkload(count, options.object_size_bytes, workers if shared else 1)
+    return SessionSpec(
+        source,
+        database,
+        addresses,
+        workers,
+        options.mode,
+        options.sharing,
+        workload,
+        counters=options.counters,
+        hosts=options.hosts,
+    )

@@ -1,0 +1,1 @@
+"""What to measure: the ZConfig file's databases and the run's validated options."""

@@ -1,0 +1,132 @@
+"""Compare two mix runs: throughput and latency percentiles per database and operation.
+
+Each database's whole-run throughput and p99 (every operation together) are
+tested for significance over the run's intervals (Welch's t-test of the
+per-interval values, Holm-corrected across everything tested): the
+intervals are the repeated samples of a mix run, as repetitions are of a
+classic one.  Intervals of one run are not fully independent (a slow second
+tends to follow a slow second), so read p as a guide, and prefer runs long
+enough for many intervals.  Per-operation percentiles are shown with their
+ratio, untested (a run holds each operation's histogram, not its intervals).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from zodbshootout.mix.stats import ALL, PERCENTILES, OperationSummary, interval_series, summarize
+from zodbshootout.results.compare import holm_adjust
+from zodbshootout.results.record import RunResult
+from zodbshootout.results.stats import welch_t_test
+
+#: Significance level of a flagged change (after the Holm correction).
+ALPHA = 0.05
+
+THROUGHPUT = "tx/s"
+MAX = "max"
+
+
+def metric_name(percentile: float) -> str:
+    return f"p{percentile:g}"
+
+
+#: The metrics of each row, in table order; only THROUGHPUT gets better upwards.
+METRICS = (THROUGHPUT, *(metric_name(p) for p in PERCENTILES), MAX)
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric of one operation of one database in both runs."""
+
+    database: str
+    operation: str
+    metric: str
+    base: float
+    changed: float
+    p_adjusted: float | None = None  # None: not tested
+
+    @property
+    def ratio(self) -> float:
+        """changed ÷ base (nan when the base is zero or missing)."""
+        if not self.base or math.isnan(self.base):
+            return math.nan
+        return self.changed / self.base
+
+    @property
+    def worse_by(self) -> float:
+        """How much worse the change is, as a fraction (0.2: 20 % worse; negative: better)."""
+        ratio = self.ratio
+        if math.isnan(ratio) or ratio == 0:
+            return math.nan
+        return 1 / ratio - 1 if self.metric == THROUGHPUT else ratio - 1
+
+    @property
+    def significant(self) -> bool:
+        return self.p_adjusted is not None and self.p_adjusted < ALPHA
+
+
+def _values(row: OperationSummary) -> dict[str, float]:
+    values = {THROUGHPUT: row.per_second}
+    values.update((metric_name(p), row.percentiles_ms[p]) for p in PERCENTILES)
+    values[MAX] = row.max_ms
+    return values
+
+
+def compare_mix(base: RunResult, changed: RunResult) -> list[MetricComparison]:
+    """Every metric of every operation of the databases both runs measured."""
+    theirs = {record["database"]: record for record in changed.mix}
+    rows: list[MetricComparison] = []
+    tests: list[tuple[int, float]] = []  # (index in rows, raw p)
+    for ours in base.mix:
+        other = theirs.get(ours["database"])
+        if other is not None:
+            _compare_database(ours, other, rows, tests)
+    adjusted = holm_adjust([p for _index, p in tests])
+    for (index, _p), p_adjusted in zip(tests, adjusted, strict=True):
+        row = rows[index]
+        rows[index] = MetricComparison(
+            row.database, row.operation, row.metric, row.base, row.changed, p_adjusted
+        )
+    return rows
+
+
+#: The metrics tested over intervals, and the interval series each is tested on.
+_TESTED = {THROUGHPUT: "per_second", "p99": "p99_ms"}
+
+
+def _compare_database(
+    ours: dict[str, Any],
+    other: dict[str, Any],
+    rows: list[MetricComparison],
+    tests: list[tuple[int, float]],
+) -> None:
+    """Append one database's rows; note the tests of its whole-run rows in *tests*."""
+    changed_rows = {row.operation: row for row in summarize(other)}
+    single = len(ours["operations"]) == 1
+    for row in summarize(ours):
+        if row.operation not in changed_rows:
+            continue
+        after = _values(changed_rows[row.operation])
+        whole_run = row.operation == ALL or single
+        for metric, value in _values(row).items():
+            series = _TESTED.get(metric) if whole_run else None
+            if series is not None:
+                test = welch_t_test(
+                    tuple(interval_series(ours, series)), tuple(interval_series(other, series))
+                )
+                if test is not None:
+                    tests.append((len(rows), test.p_value))
+            rows.append(
+                MetricComparison(ours["database"], row.operation, metric, value, after[metric])
+            )
+
+
+def slower_p99(rows: list[MetricComparison], percent: float) -> list[MetricComparison]:
+    """The databases whose p99 grew significantly by more than *percent* (--fail-if-slower)."""
+    return [
+        row
+        for row in rows
+        if row.metric == "p99" and row.significant and row.worse_by > percent / 100
+    ]

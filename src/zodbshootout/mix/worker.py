@@ -1,0 +1,289 @@
+"""One mix worker: transactions drawn by weight for a set duration, each one recorded.
+
+The worker opens its database, waits for the others (a barrier), runs an
+untimed warm-up (closed loop, nothing recorded), waits again so that every
+worker's measurement starts together, then runs transactions until the
+duration is over.  A transaction is open → operation → commit → close; one
+that fails with a transient error (ConflictError, ReadConflictError,
+RelStorage's UnableToLock... errors) is retried, up to --max-tries attempts
+in all, and its latency covers every attempt.  Each error is counted by
+class; a transaction that runs out of attempts, or fails with any other
+error, is a failure, counted by the class of its last error and never
+hidden.  The worker returns plain data (see :meth:`MixTask.execute`).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import transaction
+from transaction.interfaces import TransientError
+from ZODB.POSException import ConflictError
+
+from zodbshootout import storages
+from zodbshootout.concurrency.worker import Barrier
+from zodbshootout.config.loader import ConfigSource
+from zodbshootout.database.open import open_database
+from zodbshootout.mix import operations
+from zodbshootout.mix.keys import KeyChooser, make_chooser, zipfian_cumulative
+from zodbshootout.mix.operations import Prepared, Shape
+from zodbshootout.mix.recorder import Recorder
+from zodbshootout.mix.schedule import OpenLoop
+from zodbshootout.mix.workloads import INSERT, Workload
+from zodbshootout.phases import caches
+
+
+@dataclass(frozen=True)
+class MixPlan:
+    """What every worker of a database does; plain data."""
+
+    workload: Workload
+    objects: int  # M: keys 0..M-1 exist before the run
+    shape: Shape
+    duration_seconds: float
+    warmup_seconds: float
+    seed: int
+    max_tries: int = 10
+    rate_per_second: float | None = None  # None: closed loop
+    arrival: str = "constant"
+    interval_seconds: float = 1.0
+    insert_base: int = 0  # the first key inserts may use (above every existing key)
+
+
+@dataclass(frozen=True)
+class MixTask:
+    """One worker's task; crosses the process boundary (it runs itself, see processes)."""
+
+    source: ConfigSource
+    database: str
+    server_addresses: tuple[tuple[str, int], ...]
+    worker: int
+    workers: int
+    plan: MixPlan
+    barrier_timeout_seconds: float
+    #: Where the worker puts ("interval", worker, index, transactions, histogram); or None.
+    progress: Any = None
+    #: Read the storage's load counters (False for all but one thread sharing a DB).
+    count_loads: bool = True
+
+    def execute(self, barrier: Barrier, db: Any = None) -> list[dict[str, Any]]:
+        """Run this worker in this process (or thread: *db* is then shared); one report."""
+        own = db is None
+        if own:
+            db = open_database(
+                self.source,
+                self.database,
+                list(self.server_addresses),
+                client_label=f"mix-{self.worker}",
+            )
+        try:
+            if self.count_loads:
+                caches.install_request_counters(db)
+            return [run_worker(self, db, barrier)]
+        finally:
+            if own:
+                db.close()
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether a transaction that failed with *error* may succeed if tried again."""
+    if isinstance(error, TransientError):
+        return True
+    # E.g. RelStorage's lock timeouts (not all of them ConflictErrors).
+    return storages.retryable(error)
+
+
+class _Transactions:
+    """A worker's transactions: draw the next one, run it with its retries."""
+
+    def __init__(self, task: MixTask, db: Any) -> None:
+        plan = task.plan
+        self.db = db
+        self.plan = plan
+        self.worker = task.worker
+        self.tm = transaction.TransactionManager(explicit=True)
+        self.rng = random.Random(plan.seed * 7_919 + task.worker)
+        shares = plan.workload.shares()
+        self.names = list(shares)
+        self.weights = [shares[name] for name in self.names]
+        cumulative = None
+        if plan.workload.keys in ("zipfian", "latest"):
+            cumulative = zipfian_cumulative(plan.objects)
+        self.keys: KeyChooser = make_chooser(
+            plan.workload.keys, plan.objects, plan.seed, task.worker, plan.workload.hot, cumulative
+        )
+        self.keys.inserted(plan.insert_base - 1)
+        self.next_insert = plan.insert_base + task.worker
+        self.step = task.workers
+        self.increments = 0  # object versions raised by committed transactions
+        #: Versions of transactions whose commit failed with an error that is not a
+        #: conflict: the storage may have committed them anyway (see the report).
+        self.uncertain_increments = 0
+        self._pending = 0  # what the attempt in progress would raise
+        self._committing = False  # the attempt in progress is inside tm.commit()
+        self.inserted = 0
+
+    def draw(self) -> Prepared:
+        operation = self.rng.choices(self.names, self.weights)[0]
+        return operations.prepare(operation, self.keys, self.plan.shape, self.next_insert)
+
+    def attempt(self, work: Prepared) -> int:
+        conn = self.db.open(transaction_manager=self.tm)
+        self._pending = 0
+        self._committing = False
+        try:
+            self.tm.begin()
+            raised = self._pending = operations.execute(conn, work, self.plan.shape, self.worker)
+            self._committing = True
+            self.tm.commit()
+            return raised
+        except BaseException:
+            self.tm.abort()
+            raise
+        finally:
+            conn.close()
+
+    def run(self, work: Prepared, record: Any = None) -> bool:
+        """Run *work* with its retries; True if it committed.  *record*: its OperationRecord."""
+        for tries in range(1, self.plan.max_tries + 1):
+            try:
+                raised = self.attempt(work)
+            except Exception as error:
+                name = type(error).__name__
+                transient = retryable(error)
+                if record is not None and transient:
+                    record.conflicts[name] += 1
+                if transient and tries < self.plan.max_tries:
+                    if self._maybe_committed(error, transient):
+                        self.uncertain_increments += self._pending
+                    if record is not None:
+                        record.retries += 1
+                    continue
+                if self._maybe_committed(error, transient):
+                    self.uncertain_increments += self._pending
+                if record is not None:
+                    record.failures[name] += 1
+                return False
+            self._committed(work, raised)
+            return True
+        return False
+
+    def _maybe_committed(self, error: Exception, transient: bool) -> bool:
+        """Whether the failed attempt's changes may be in the database all the same.
+
+        A conflict is refused before anything is written.  Anything else raised
+        inside the commit may come after the storage committed (RelStorage on
+        SQLite: a KeyError in tpc_vote; a CacheConsistencyError from the poll
+        after tpc_finish), so its changes are counted as uncertain, not lost.
+        """
+        if not transient:
+            return True
+        return self._committing and not isinstance(error, ConflictError)
+
+    def _committed(self, work: Prepared, raised: int) -> None:
+        self.increments += raised
+        if work.operation == INSERT:
+            self.inserted += 1
+            self.keys.inserted(self.next_insert)
+            self.next_insert += self.step
+
+
+def run_worker(
+    task: MixTask, db: Any, barrier: Barrier, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, Any]:
+    """Warm up, then measure for the plan's duration; the worker's report as plain data."""
+    plan = task.plan
+    work = _Transactions(task, db)
+    barrier.wait(task.barrier_timeout_seconds)
+    warmup_end = clock() + plan.warmup_seconds
+    while clock() < warmup_end:
+        work.run(work.draw())
+    # The warm-up's commits count apart: together they are every change made.
+    warmup_increments, work.increments = work.increments, 0
+    barrier.wait(task.barrier_timeout_seconds)
+    before = caches.counters(db) if task.count_loads else None
+    start = clock()
+    recorder = Recorder(
+        plan.workload.operations,
+        start,
+        plan.interval_seconds,
+        open_loop=plan.rate_per_second is not None,
+        on_interval=_progress_sender(task),
+    )
+    end = start + plan.duration_seconds
+    schedule = None
+    if plan.rate_per_second is not None:
+        rng = random.Random(plan.seed * 104_729 + task.worker)
+        schedule = OpenLoop(
+            plan.rate_per_second, task.workers, task.worker, start, plan.arrival, rng
+        )
+    _measure(work, recorder, schedule, end, clock)
+    finished = clock()
+    report = recorder.as_data()
+    report.update(
+        worker=task.worker,
+        seconds=min(finished, end) - start if schedule else finished - start,
+        unstarted=schedule.missed(end) if schedule else 0,
+        increments=work.increments,
+        warmup_increments=warmup_increments,
+        uncertain_increments=work.uncertain_increments,
+        inserted=work.inserted,
+        counters=_counts(before, caches.counters(db)) if before is not None else None,
+    )
+    return report
+
+
+def _measure(
+    work: _Transactions,
+    recorder: Recorder,
+    schedule: OpenLoop | None,
+    end: float,
+    clock: Callable[[], float],
+) -> None:
+    """The measured loop: until *end*, draw, wait for the intended start, run, record."""
+    records = recorder.operations
+    while True:
+        now = clock()
+        if now >= end:
+            break
+        intended = now
+        if schedule is not None:
+            if schedule.peek() >= end:
+                time.sleep(max(0.0, end - now))
+                break
+            intended = schedule.take()
+            if intended > now:
+                time.sleep(intended - now)
+        prepared = work.draw()
+        started = clock()
+        record = records[prepared.operation]
+        if work.run(prepared, record):
+            recorder.record(prepared.operation, min(intended, started), started, clock())
+    recorder.close_intervals(min(clock(), end))
+
+
+def _counts(before: caches.Counters, after: caches.Counters) -> dict[str, int | None]:
+    delta = after - before
+    return {
+        "loads": delta.loads,
+        "storage_loads": delta.storage_loads,
+        "cache_hits": delta.cache_hits,
+    }
+
+
+def _progress_sender(task: MixTask) -> Any:
+    if task.progress is None:
+        return None
+    queue, worker = task.progress, task.worker
+
+    def send(index: int, transactions: int, histogram: str) -> None:
+        try:
+            queue.put_nowait(("interval", worker, index, transactions, histogram))
+        except Exception:
+            pass  # live progress is a courtesy: never let it stop the worker
+
+    return send

@@ -1,0 +1,1 @@
+"""Instruments a worker reads around the timed region, never inside it."""

@@ -1,0 +1,178 @@
+"""The table of a mix run: per database, one row per operation with throughput and latency.
+
+Pure functions from a RunResult's mix records to lines (see zodbshootout.mix.stats).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zodbshootout.mix.compare import MetricComparison
+from zodbshootout.mix.stats import PERCENTILES, OperationSummary, hit_rate, summarize
+from zodbshootout.results.record import RunResult
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def _by_class(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "-"
+
+
+def _percentile_label(p: float) -> str:
+    return f"p{p:g}"
+
+
+def format_mix_database(record: dict[str, Any], options: dict[str, Any]) -> list[str]:
+    """The block of one database: a heading, the table, the errors by class."""
+    rows = summarize(record)
+    open_loop = record.get("rate_per_second") is not None
+    heading = (
+        f"{record['database']}: {record.get('workload', options.get('workload', '?'))}, "
+        f"{record['concurrency']} workers, {record['seconds']:.1f} s"
+    )
+    if open_loop:
+        heading += f", --rate {record['rate_per_second']:g}/s ({options.get('arrival')})"
+    rate = hit_rate(record)
+    if rate is not None:
+        loads = record["counters"]["loads"]
+        heading += f"; client cache hit rate {rate:.0%} of {loads} loads"
+    header = ["operation", "tx/s"] + [f"{_percentile_label(p)} ms" for p in PERCENTILES]
+    header += ["max ms"]
+    if open_loop:
+        header += ["svc p50", "svc p99", "lag avg", "lag max"]
+    header += ["conflicts", "retries", "failures"]
+    table = [header] + [_row(row, open_loop) for row in rows]
+    lines = [heading, *_align(table)]
+    for row in rows:
+        if row.operation != "all" and (row.conflicts or row.failures):
+            parts = [f"conflicts {_by_class(row.conflicts)}"] if row.conflicts else []
+            if row.failures:
+                parts.append(f"failures {_by_class(row.failures)}")
+            lines.append(f"  {row.operation}: {'; '.join(parts)}")
+    if record.get("uncertain_increments"):
+        lines.append(
+            f"  {record['uncertain_increments']} object changes were in commits that failed "
+            "with an error other than a conflict: the storage may have committed them anyway"
+        )
+    if record.get("unstarted"):
+        lines.append(
+            f"  {record['unstarted']} scheduled transactions never started before the end "
+            "(the database fell behind --rate)"
+        )
+    return lines
+
+
+def _row(row: OperationSummary, open_loop: bool) -> list[str]:
+    cells = [row.operation, _number(row.per_second, 1)]
+    cells += [_number(row.percentiles_ms[p]) for p in PERCENTILES]
+    cells += [_number(row.max_ms)]
+    if open_loop and row.service_ms is not None:
+        cells += [_number(row.service_ms[50.0]), _number(row.service_ms[99.0])]
+        cells += [_number(row.lag_mean_ms), _number(row.lag_max_ms)]
+    cells += [str(sum(row.conflicts.values())), str(row.retries), str(sum(row.failures.values()))]
+    return cells
+
+
+def _align(table: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = []
+    for row in table:
+        first = row[0].ljust(widths[0])
+        rest = [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  " + "  ".join([first, *rest]))
+    return lines
+
+
+def format_mix(result: RunResult) -> list[str]:
+    """Every database's block, then the failures."""
+    options = result.metadata.get("mix", {})
+    lines: list[str] = []
+    for record in result.mix:
+        if lines:
+            lines.append("")
+        lines.extend(format_mix_database(record, options))
+    for failure in result.failures:
+        if lines:
+            lines.append("")
+        lines.append(f"{failure.database}: not measured: {failure.reason}")
+    return lines
+
+
+def format_mix_comparison(
+    rows: list[MetricComparison], base_name: str, changed_name: str
+) -> list[str]:
+    """One line per database, operation and metric: both values, the change, p if tested."""
+    table = [["database", "operation", "metric", base_name, changed_name, "change", "p (Holm)"]]
+    for row in rows:
+        change = "-" if math.isnan(row.ratio) else f"{row.ratio - 1:+.1%}"
+        mark = " *" if row.significant else ""
+        p_value = "-" if row.p_adjusted is None else f"{row.p_adjusted:.3g}{mark}"
+        digits = 1 if row.metric == "tx/s" else 2
+        table.append(
+            [
+                row.database,
+                row.operation,
+                row.metric if row.metric == "tx/s" else f"{row.metric} ms",
+                _number(row.base, digits),
+                _number(row.changed, digits),
+                change,
+                p_value,
+            ]
+        )
+    lines = _align_left(table, left=3)
+    lines.append(
+        "tx/s and p99 of each database are tested over the runs' intervals (Welch, "
+        "Holm-corrected); * marks p < 0.05"
+    )
+    return lines
+
+
+def _align_left(table: list[list[str]], left: int) -> list[str]:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return [
+        "  ".join(
+            cell.ljust(width) if i < left else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in table
+    ]
+
+
+def format_mix_history(runs: list[tuple[str, RunResult]]) -> list[str]:
+    """Saved mix runs side by side, oldest first: per database, tx/s and latency of all operations.
+
+    *runs* are (column name, result).  A run that did not measure a database shows ``-``.
+    """
+    from zodbshootout.mix.stats import total_summary
+
+    databases = list(dict.fromkeys(r["database"] for _name, run in runs for r in run.mix))
+    metrics = ("tx/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms")
+    table = [["database", "metric", *(name for name, _run in runs)]]
+    for database in databases:
+        summaries = []
+        for _name, run in runs:
+            record = next((r for r in run.mix if r["database"] == database), None)
+            summaries.append(total_summary(record) if record is not None else None)
+        for metric in metrics:
+            cells = [database, metric]
+            for summary in summaries:
+                cells.append(_history_value(summary, metric))
+            table.append(cells)
+    lines = _align_left(table, left=2)
+    lines.append("every operation together; - where a run did not measure the database")
+    return lines
+
+
+def _history_value(summary: OperationSummary | None, metric: str) -> str:
+    if summary is None:
+        return "-"
+    if metric == "tx/s":
+        return _number(summary.per_second, 1)
+    if metric == "max ms":
+        return _number(summary.max_ms)
+    return _number(summary.percentiles_ms[float(metric[1:].split()[0])])

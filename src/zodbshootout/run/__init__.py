@@ -1,0 +1,1 @@
+"""The cell loop: runner, rounds, precision rule, calibration, progress events, noise."""

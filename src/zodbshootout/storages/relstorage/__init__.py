@@ -1,0 +1,1 @@
+"""RelStorage: its storage kind and its helpers (statement counts, SQLite planner, MariaDB)."""

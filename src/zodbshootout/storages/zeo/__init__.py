@@ -1,0 +1,1 @@
+"""ZEO: its storage kind, the ``<embeddedzeo>`` section, and the servers the tool starts."""

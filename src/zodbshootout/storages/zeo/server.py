@@ -1,0 +1,279 @@
+"""Run a ZEO server for an ``<embeddedzeo>`` section, and control it from the runner.
+
+The server is a separate process (``python -m zodbshootout.storages.zeo.server``) so it
+has its own interpreter lock, as a real server would.  It listens on
+127.0.0.1 with a port the kernel picks, reports that address on its standard
+output, and stops on SIGTERM, SIGINT or when its standard input closes — so it
+never outlives the run that started it, even if that run is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from zodbshootout.config.loader import ConfigSource, LoadedConfig, parse_source
+from zodbshootout.errors import CellError
+
+START_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class ServerRequest:
+    """What the server process needs: which embedded section of which database."""
+
+    source: ConfigSource
+    database: str
+    index: int  # position among the database's embedded sections (storages.embedded_zeo_sections)
+
+
+class ZEOServerProcess:
+    """A running embedded ZEO server; use as a context manager or call stop()."""
+
+    def __init__(self, request: ServerRequest) -> None:
+        self.request = request
+        # Open for the server's lifetime; closed in stop().
+        self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
+        self._stderr_tail = ""  # kept from the log when stop() closes it
+        env = dict(os.environ)
+        # The server needs this package importable even when run from a checkout.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "zodbshootout.storages.zeo.server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+        )
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps(_encode(request)).encode() + b"\n")
+        self._process.stdin.flush()
+        self._address: tuple[str, int] | None = None
+        self._asked_to_stop = False
+        self._start_error: CellError | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where the server listens: waits until it reports; CellError if it did not start.
+
+        The constructor does not wait, so several servers start side by side.
+        """
+        if self._start_error is not None:
+            raise self._start_error
+        if self._address is None:
+            try:
+                self._address = self._read_address()
+            except CellError as e:
+                self._start_error = e
+                raise
+        return self._address
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def _read_address(self) -> tuple[str, int]:
+        stdout = self._process.stdout
+        assert stdout is not None
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([stdout], [], [], 0.2)
+            if ready:
+                line = stdout.readline()
+                if line:
+                    host, port = json.loads(line)
+                    return host, int(port)
+                break  # EOF: the server exited
+            if self._process.poll() is not None:
+                break
+        exited = self._process.poll() is not None
+        self.stop()
+        reason = self._stderr_tail or (
+            f"exit code {self._process.returncode}"
+            if exited
+            else f"no address within {START_TIMEOUT_SECONDS:.0f} s"
+        )
+        raise CellError(f"the embedded ZEO server did not start: {reason}")
+
+    def _last_stderr_line(self) -> str:
+        """The last line the server wrote to stderr: its own reason for failing."""
+        self._log.seek(0)
+        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln]
+        return lines[-1] if lines else ""
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The server's exit code once it has stopped (negative: the signal that ended it)."""
+        return self._process.poll()
+
+    def close_pipe(self) -> None:
+        """Close the server's stdin, as the runner's death would; it then stops by itself."""
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.closed:
+            stdin.close()
+
+    def ask_to_stop(self) -> None:
+        """Send SIGTERM without waiting (stop() waits), so that servers stop side by side.
+
+        Only once: a second SIGTERM can arrive after the exiting interpreter
+        has put back the default handler, and would kill it mid-exit.
+        """
+        if self._process.poll() is None and not self._asked_to_stop:
+            self._asked_to_stop = True
+            self._process.send_signal(signal.SIGTERM)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after a grace period)."""
+        process = self._process
+        if process.poll() is None:
+            self.ask_to_stop()  # unless already asked
+            try:
+                process.wait(STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+        if not self._log.closed:
+            # Read before closing: stop() may be what ended a failed start.
+            self._stderr_tail = self._last_stderr_line()
+            self._log.close()
+
+    def __enter__(self) -> ZEOServerProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class EmbeddedServers:
+    """The embedded ZEO servers of several databases, launched together.
+
+    Each server spends about half a second importing ZEO and opening its
+    storage; launched together they do that side by side, and the runner
+    waits for each database's servers only when it sets that database up.
+    """
+
+    def __init__(self, config: LoadedConfig, names: list[str]) -> None:
+        from zodbshootout.storages import embedded_zeo_sections
+
+        self._servers: dict[str, list[ZEOServerProcess]] = {}
+        self._launch_errors: dict[str, Exception] = {}
+        for name in names:
+            servers = self._servers[name] = []
+            try:
+                for index in range(len(embedded_zeo_sections(config.databases[name]))):
+                    servers.append(ZEOServerProcess(ServerRequest(config.source, name, index)))
+            except Exception as e:  # e.g. OSError: too many open files
+                self._launch_errors[name] = e
+
+    def launched(self) -> list[ZEOServerProcess]:
+        """Every server launched, in the databases' order."""
+        return [server for servers in self._servers.values() for server in servers]
+
+    def addresses(self, name: str) -> list[tuple[str, int]]:
+        """Wait for database *name*'s servers; their addresses, or why one did not start."""
+        if name in self._launch_errors:
+            raise self._launch_errors[name]
+        return [server.address for server in self._servers[name]]
+
+    def stop(self) -> None:
+        """Stop every server: all are asked first, then each is waited for."""
+        everyone = self.launched()
+        for server in everyone:
+            server.ask_to_stop()
+        for server in everyone:
+            server.stop()
+
+
+@contextlib.contextmanager
+def embedded_servers(config: LoadedConfig, names: list[str]) -> Iterator[EmbeddedServers]:
+    """Launch the embedded ZEO servers of databases *names*; always stop them at the end."""
+    servers = EmbeddedServers(config, names)
+    try:
+        yield servers
+    finally:
+        servers.stop()
+
+
+def _encode(request: ServerRequest) -> dict[str, Any]:
+    return asdict(request)
+
+
+def _decode(data: dict[str, Any]) -> ServerRequest:
+    return ServerRequest(
+        source=ConfigSource(**data["source"]), database=data["database"], index=data["index"]
+    )
+
+
+def serve(request: ServerRequest, report: Any = None) -> None:
+    """Open the inner storage and serve it until told to stop (server process side)."""
+    from ZEO.StorageServer import StorageServer
+
+    from zodbshootout.storages import embedded_zeo_sections
+
+    config = parse_source(request.source)
+    section = embedded_zeo_sections(config.databases[request.database])[request.index]
+    storage = section.config.base.open()
+    server = StorageServer(("127.0.0.1", 0), {"1": storage})
+    stop = threading.Event()
+
+    def shut_down(*_args: object) -> None:
+        if not stop.is_set():
+            stop.set()
+            server.close()
+
+    signal.signal(signal.SIGTERM, shut_down)
+    signal.signal(signal.SIGINT, shut_down)
+
+    def watch_parent() -> None:
+        # Our stdin is the runner's pipe: EOF means the runner is gone.  Read
+        # the file descriptor, not sys.stdin: a daemon thread blocked inside
+        # the buffered reader holds its lock, and the interpreter's exit then
+        # waits a second for that lock and aborts ("Fatal Python error").
+        while os.read(sys.stdin.fileno(), 4096):
+            pass
+        # Stop as SIGTERM would, in the main thread: closing the server from
+        # here would race the loop for the storage's files.
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch_parent, daemon=True, name="watch-parent").start()
+    host, port = server.acceptor.addr[:2]
+    out = report or sys.stdout
+    out.write(json.dumps([host, port]) + "\n")
+    out.flush()
+    try:
+        server.loop()
+    finally:
+        storage.close()
+
+
+def main() -> None:
+    request = _decode(json.loads(sys.stdin.buffer.readline()))
+    try:
+        serve(request)
+    except Exception as e:
+        # One line, the last on stderr: the runner shows it as the reason.
+        message = " ".join(str(e).split())
+        print(f"{type(e).__name__}: {message}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The tool's own objects: containers, objects, blobs and index entries."""

@@ -1,0 +1,107 @@
+"""--hosts localhost: workers started through execnet on this machine, no root, no ssh.
+
+The same stages as a plain run (fresh processes per stage, a barrier across
+all workers), so the numbers must agree with a plain run's within noise;
+the result records the host's environment, round trips and barrier skew.
+A worker that dies fails its cells with one line naming its host, and
+leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from zodbshootout.results.file import from_document
+from zodbshootout.results.record import CellKey
+from zodbshootout.results.stats import cell_stats
+
+from support import configs
+from support.processes import run_cli_in_session
+
+pytestmark = pytest.mark.slow
+
+TWO_SQLITE = configs.sqlite("victim") + configs.sqlite("bystander")
+N = "200"
+PHASES = ("add", "cold", "steamin")
+
+
+def _table(stdout: str) -> dict[str, list[str]]:
+    table = {}
+    for line in stdout.splitlines():
+        if line.startswith('"') and not line.startswith('"Transaction"'):
+            label, _, rest = line.partition('",')
+            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
+    return table
+
+
+def _measured(cell: str) -> bool:
+    """A rate, with or without a footnote (a small -n's barrier skew gets one)."""
+    return re.match(r"^\d+(\[\d+\])?$", cell) is not None
+
+
+def _rates(path) -> dict[str, float]:
+    """The mean rate per phase of the one database (n=N, c=2) in a saved result."""
+    result = from_document(json.loads(path.read_text()))
+    return {phase: cell_stats(result, CellKey("sqlite", 2, int(N), phase)).mean for phase in PHASES}
+
+
+def test_localhost_gives_the_numbers_of_a_plain_run(tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(configs.sqlite("sqlite"))
+    common = [str(config), "-n", N, "-c", "2", "-r", "2", "-q", *PHASES]
+    plain, left = run_cli_in_session(*common, "-o", str(tmp_path / "plain.json"))
+    assert plain.returncode == 0, plain.stderr
+    hosted, left_hosted = run_cli_in_session(
+        *common, "--hosts", "localhost", "-v", "-o", str(tmp_path / "hosts.json")
+    )
+    assert hosted.returncode == 0, hosted.stderr
+    assert left == left_hosted == []
+    assert list(_table(hosted.stdout)) == list(_table(plain.stdout))
+    plain_rates, hosted_rates = _rates(tmp_path / "plain.json"), _rates(tmp_path / "hosts.json")
+    for phase in PHASES:
+        ratio = hosted_rates[phase] / plain_rates[phase]
+        # Same work, same machine: within the noise of a loaded 2-core machine.
+        assert 1 / 3 < ratio < 3, (phase, ratio, plain_rates, hosted_rates)
+    metadata = json.loads((tmp_path / "hosts.json").read_text())["metadata"]
+    host = metadata["hosts"]["localhost"]
+    assert host["environment"]["python"]["version"]
+    assert host["environment"]["cpu_count"] >= 1
+    assert host["latency_seconds"]["sqlite"] > 0
+    skews = [s for s in metadata["barrier_skew"] if s["repetition"] > 0]
+    assert {s["phase"] for s in skews} == set(PHASES)
+    assert all(0 <= s["skew_seconds"] < 60 for s in skews)
+    assert "host localhost → sqlite: round trip" in hosted.stderr
+
+
+def test_a_dead_worker_fails_its_cells_naming_its_host(tmp_path):
+    config = tmp_path / "two.conf"
+    config.write_text(TWO_SQLITE)
+    done, left = run_cli_in_session(
+        str(config), "-n", "20", "-c", "2", "-r", "1", "-q", "--hosts", "localhost",
+        env={"ZODBSHOOTOUT_FAULT": "victim:cold:1:kill"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert left == []
+    table = _table(done.stdout)
+    assert _measured(table["Add 20 Objects"][0])
+    assert not _measured(table["Read 20 Cold Objects"][0])
+    assert all(_measured(cells[1]) for cells in table.values())
+    footnotes = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert any("worker 1 on host localhost died (killed by SIGKILL)" in f for f in footnotes)
+
+
+def test_an_unreachable_host_is_one_line_and_exit_code_2(tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(configs.sqlite("sqlite"))
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text(f"localhost 1 python={tmp_path / 'no-such-python'}\n")
+    done, left = run_cli_in_session(str(config), "-n", "5", "-r", "1", "--hosts", str(hosts))
+    assert done.returncode == 2, done.stderr
+    assert left == []
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert errors, done.stderr
+    assert "host localhost" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,201 @@
+"""--hosts across network namespaces: two client "hosts" and a database "host".
+
+Namespaces made by the test stand in for machines, joined by a bridge;
+a fake ``ssh`` first on PATH runs execnet's command in the namespace
+named as host (``ip netns exec``).  Two ZEO servers run in the database's
+namespace, the second behind a userspace proxy that delays each direction
+by DELAY_MS (this kernel has no netem).  The command runs in host a, the
+coordinator; its workers run in a and b.  Skips with the reason when not
+root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from support import netns, servers
+from support.processes import session_processes, wait_until_session_empty
+
+pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.zeo]
+
+DELAY_MS = 5.0
+SUPPORT = Path(__file__).parent.parent / "support"
+
+
+def _config(database: str) -> str:
+    def zeo(name: str, port: int) -> str:
+        return (
+            f"<zodb {name}>\n  <clientstorage>\n    server {database}:{port}\n"
+            "    wait-timeout 5\n  </clientstorage>\n</zodb>\n"
+        )
+
+    return "%import ZEO\n" + zeo("direct", 8100) + zeo("delayed", 8101)
+
+
+@pytest.fixture(scope="module")
+def network():
+    reason = netns.can_create_namespaces()
+    if reason:
+        pytest.skip(reason)
+    directory = Path(tempfile.mkdtemp(prefix="zodbshootout-hosts-"))
+    with netns.Network("a", "b", "db") as network:
+        database = network["db"]
+        for port in (8100, 8200):
+            (directory / str(port)).mkdir()
+            servers.start_zeo(database, directory / str(port), port)
+        proxy = SUPPORT / "delay_proxy.py"
+        address = database.address
+        delay = str(DELAY_MS)
+        database.spawn([sys.executable, str(proxy), address, "8101", address, "8200", delay])
+        database.wait_for_port(8101)
+        yield network
+    subprocess.run(["rm", "-rf", str(directory)], check=False)
+
+
+def _start(network, tmp_path: Path, *args: str, fault: str | None = None):
+    """The command in host a, workers on a and b, in a session of its own."""
+    config = tmp_path / "hosts.conf"
+    config.write_text(_config(network["db"].address))
+    env = dict(os.environ, PATH=f"{netns.fake_ssh(str(tmp_path))}:{os.environ['PATH']}")
+    if fault:
+        env["ZODBSHOOTOUT_FAULT"] = fault
+    hosts = f"{network['a'].name},{network['b'].name}"
+    command = [sys.executable, "-m", "zodbshootout", str(config), "--hosts", hosts, *args]
+    return subprocess.Popen(
+        network["a"].command(command),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+
+
+def _finish(process: subprocess.Popen, head: str = ""):
+    """Its outcome (*head*: stderr read already) and the processes left in its session."""
+    try:
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    left = wait_until_session_empty(process.pid)
+    outcome = subprocess.CompletedProcess(process.args, process.returncode, stdout, head + stderr)
+    return outcome, left
+
+
+def _run(network, tmp_path: Path, *args: str, fault: str | None = None):
+    return _finish(_start(network, tmp_path, *args, fault=fault))
+
+
+def _gateway_in(session: int, namespace: str, timeout: float = 60) -> int:
+    """The PID of an execnet gateway of *session* that runs in *namespace*."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in session_processes(session):
+            pid, _, cmdline = line.partition(" ")
+            try:
+                here = os.readlink(f"/proc/{pid}/ns/net")
+            except OSError:
+                continue
+            if "exec(eval(sys.stdin" in cmdline and here == netns.namespace_id(namespace):
+                return int(pid)
+        time.sleep(0.2)
+    raise AssertionError(f"no gateway of the run in {namespace}")
+
+
+def _table(stdout: str) -> dict[str, list[str]]:
+    table = {}
+    for line in stdout.splitlines():
+        if line.startswith('"') and not line.startswith('"Transaction"'):
+            label, _, rest = line.partition('",')
+            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
+    return table
+
+
+def _rate(cell: str) -> int | None:
+    found = re.match(r"^(\d+)(\[\d+\])?$", cell)
+    return int(found.group(1)) if found else None
+
+
+def test_two_hosts_measure_and_record_where_and_how(network, tmp_path):
+    result_path = tmp_path / "two.json"
+    done, left = _run(
+        network, tmp_path, "-n", "20", "-c", "2", "-r", "1", "-q", "-v",
+        "-o", str(result_path), "add", "cold", "steamin",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert left == []
+    table = _table(done.stdout)
+    assert list(table) == ["Add 20 Objects", "Read 20 Cold Objects", "Read 20 Steamin' Objects"]
+    rates = {label: [_rate(cell) for cell in cells] for label, cells in table.items()}
+    assert all(rate for cells in rates.values() for rate in cells), done.stdout
+    metadata = json.loads(result_path.read_text())["metadata"]
+    for name in ("a", "b"):
+        host = metadata["hosts"][network[name].name]
+        assert host["environment"]["python"]["version"], host
+        # The host's probe and every worker of every stage ran in its namespace.
+        assert host["net_namespace"] == netns.namespace_id(network[name].name)
+        assert [p["net_namespace"] for p in host["worker_places"]] == [host["net_namespace"]]
+        # The round trip to the delayed server shows the proxy's delay both ways.
+        assert host["latency_seconds"]["delayed"] >= 2 * DELAY_MS / 1000, host["latency_seconds"]
+    latencies = [metadata["hosts"][network[name].name]["latency_seconds"] for name in ("a", "b")]
+    # A median of a few pings on a loaded machine: the faster host's tells.
+    assert min(rtt["direct"] for rtt in latencies) < min(rtt["delayed"] for rtt in latencies)
+    skews = [s for s in metadata["barrier_skew"] if s["repetition"] == 1]
+    assert {(s["database"], s["phase"]) for s in skews} == {
+        (database, phase)
+        for database in ("direct", "delayed")
+        for phase in ("add", "cold", "steamin")
+    }
+    assert all(0 <= s["skew_seconds"] < 1 for s in skews), skews
+    # Per-transaction phases pay the round trips; steamin reads the pickle cache.
+    add, cold, steamin = rates.values()
+    assert add[1] < 0.7 * add[0], add
+    assert cold[1] < 0.7 * cold[0], cold
+    assert 1 / 3 < steamin[1] / steamin[0] < 3, steamin
+    assert re.search(r"host zs-b-\d+ → delayed: round trip \d+ µs", done.stderr)
+
+
+def test_a_gateway_killed_on_one_host_fails_only_its_cells(network, tmp_path):
+    # Workers alternate a, b: worker 1 runs in b, and hangs in cold until it is
+    # killed from outside, as a crashed machine or a killed ssh would end it.
+    process = _start(
+        network, tmp_path, "-n", "20", "-c", "2", "-r", "1", "add", "cold",
+        fault="delayed:cold:1:hang",
+    )  # fmt: skip
+    head = ""
+    while "delayed: 20 objects, concurrency 2, repetition 1/1: read" not in head:
+        line = process.stderr.readline()
+        assert line, head
+        head += line
+    gateway = _gateway_in(process.pid, network["b"].name)
+    time.sleep(3)  # mostly long enough to reach its hang in cold
+    os.kill(gateway, signal.SIGKILL)
+    done, left = _finish(process, head)
+    assert done.returncode == 1, done.stderr
+    assert left == []
+    table = _table(done.stdout)
+    assert _rate(table["Add 20 Objects"][1]), done.stdout + done.stderr
+    assert _rate(table["Read 20 Cold Objects"][1]) is None
+    assert all(_rate(cells[0]) for cells in table.values())
+    footnotes = [line for line in done.stdout.splitlines() if "stage failed" in line]
+    assert len(footnotes) == 1, done.stdout
+    # Killed while it hung, or (on a slow machine) while it was still starting.
+    b = network["b"].name
+    assert re.search(
+        rf"read stage failed: (worker 1 on host {b} died \(killed by SIGKILL\)"
+        rf"|host {b}: worker 1 did not start)",
+        footnotes[0],
+    ), footnotes

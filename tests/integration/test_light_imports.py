@@ -1,0 +1,74 @@
+"""The subcommands on saved runs load no storage stack: no ZODB, ZEO or RelStorage module.
+
+``show``, ``compare`` and ``history`` read result files and render them;
+importing ZODB for that would cost start-up time and tie reading a file to
+the storages installed.  Each command runs in a fresh interpreter that
+reports which of those packages ended up in ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from zodbshootout.results import file as resultfile
+from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
+
+STORAGE_STACK = ("ZODB", "ZEO", "relstorage")
+
+#: Runs the command given as arguments, then prints the storage modules loaded.
+PROBE = f"""
+import json, sys
+from zodbshootout.cli.entry import main
+code = main(sys.argv[1:])
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {STORAGE_STACK!r})
+print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
+"""
+
+
+def saved_run(path, rate_factor=1.0):
+    measurements = [
+        Measurement("fs", 1, 10, repetition, PhaseTiming(phase, 0, 0.01 * rate_factor, 10, 0, 0, 0))
+        for repetition in (1, 2, 3)
+        for phase in ("add", "cold")
+    ]
+    result = RunResult(["fs"], [10], [1], ["add", "cold"], 3, measurements=measurements)
+    resultfile.save(result, str(path))
+    return str(path)
+
+
+def loaded_by(*args):
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return report["code"], report["loaded"]
+
+
+def test_importing_the_statistics_loads_no_storage():
+    code = "import sys, zodbshootout.results.stats\n" + (
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {STORAGE_STACK!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "compare", "history"])
+def test_subcommands_on_saved_runs_load_no_storage(tmp_path, command):
+    base = saved_run(tmp_path / "base.json")
+    changed = saved_run(tmp_path / "changed.json", rate_factor=0.9)
+    paths = [base] if command == "show" else [base, changed]
+    code, loaded = loaded_by(command, *paths)
+    assert code == 0
+    assert loaded == []
+
+
+def test_the_probe_sees_a_run_load_the_storage_stack(tmp_path):
+    # A run (here refused for a missing configuration file) loads the stack:
+    # the probe would see it, so an empty list above means something.
+    code, loaded = loaded_by(str(tmp_path / "missing.conf"))
+    assert code == 2
+    assert "ZODB" in loaded

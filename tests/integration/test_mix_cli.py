@@ -1,0 +1,246 @@
+"""``zodbshootout mix``: real workers on the embedded databases, their tables and files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zodbshootout.results import file as resultfile
+
+from conftest import run_cli
+from support import configs
+
+pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+
+pytestmark = [pytest.mark.slow, pytest.mark.zeo]
+
+#: Short runs: the tests check behaviour, not speed.
+SHORT = ("--duration", "1.5", "--warmup", "0.3", "--seed", "5")
+
+
+def _records(path):
+    return {record["database"]: record for record in resultfile.load(str(path)).mix}
+
+
+def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
+    # etc/local.conf itself runs in test_the_commands_of_the_mix_page_run_as_written.
+    out = tmp_path / "mix.json"
+    config = str(_sqlite_only(tmp_path))
+    env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
+    done = run_cli("mix", config, "-n", "300", *SHORT, "-o", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "sqlite: ycsb-b, 2 workers" in done.stdout
+    header = next(line for line in done.stdout.splitlines() if "operation" in line)
+    for column in ("tx/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "conflicts", "failures"):
+        assert column in header
+    assert "  read " in done.stdout
+    # Live progress: one line per second on stderr.
+    assert "sqlite:     1 s:" in done.stderr
+    (record,) = _records(out).values()
+    assert record["operations"]["read"]["count"] > 0
+    assert len(record["intervals"]) >= 1
+    assert json.loads(out.read_text())["version"] == resultfile.FORMAT_VERSION
+    shown = run_cli("show", str(out))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == done.stdout
+    chart = tmp_path / "mix.png"
+    plotted = run_cli("plot", str(out), "-o", str(chart))
+    assert plotted.returncode == 0, plotted.stderr
+    assert chart.read_bytes()[:4] == b"\x89PNG"
+
+
+def _conflict_config(tmp_path):
+    path = tmp_path / "conflicts.conf"
+    path.write_text(
+        "%import zodbshootout\n%import relstorage\n"
+        + configs.sqlite("sqlite")
+        + configs.embedded_zeo("zeo")
+    )
+    return path
+
+
+def test_conflicts_are_counted_by_class_and_nothing_committed_is_lost(tmp_path):
+    data = tmp_path / "data"
+    out = tmp_path / "conflicts.json"
+    done = run_cli(
+        "mix", str(_conflict_config(tmp_path)), "-w", "conflicts", "-c", "4", "-n", "200",
+        *SHORT, "-o", str(out), env={"ZODBSHOOTOUT_DATA": str(data)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "conflicts" in done.stdout
+    for name, record in _records(out).items():
+        operations = record["operations"]
+        conflicts = sum(sum(op["conflicts"].values()) for op in operations.values())
+        retries = sum(op["retries"] for op in operations.values())
+        assert conflicts > 0, name
+        assert retries > 0, name
+        classes = {cls for op in operations.values() for cls in op["conflicts"]}
+        assert classes, name
+        assert any("Conflict" in cls or "Tid" in cls for cls in classes), classes
+        versions, objects = _final_state(tmp_path / "conflicts.conf", data, name)
+        # Every committed change (warm-up's too) raised one object's version:
+        # no committed change was lost, none counted twice.  A commit that failed
+        # with an error that is no conflict (RelStorage on SQLite sometimes raises
+        # KeyError in tpc_vote) may have committed anyway: those are "uncertain".
+        assert objects >= 200
+        committed = record["increments"] + record["warmup_increments"]
+        assert committed <= versions <= committed + record["uncertain_increments"], name
+        if name == "zeo":
+            assert versions == committed
+
+
+def _final_state(config_path, data, name):
+    """(sum of the dataset's object versions, its object count), read after the run."""
+    import ZODB
+    from ZODB.FileStorage import FileStorage
+
+    from zodbshootout.config.loader import load_config
+    from zodbshootout.database.open import open_database
+
+    if name == "zeo":  # its server is gone: read its file
+        db = ZODB.DB(FileStorage(str(data / "zeo.fs"), read_only=True))
+    else:
+        config = load_config(str(config_path), str(data))
+        db = open_database(config.source, name, [], client_label="check")
+    try:
+        conn = db.open()
+        tree = conn.root()["zodbshootout"]["mix"]
+        return sum(item.version for item in tree.values()), len(tree)
+    finally:
+        db.close()
+
+
+def _sqlite_only(tmp_path):
+    path = tmp_path / "sqlite.conf"
+    # A small pickle cache: every scan loads from the storage, so a transaction
+    # takes long enough for the schedule's own jitter not to matter.
+    path.write_text(
+        configs.sqlite("sqlite").replace("<zodb sqlite>", "<zodb sqlite>\n  cache-size 100")
+    )
+    return path
+
+
+def _all_row(path):
+    from zodbshootout.mix.stats import total_summary
+
+    (record,) = resultfile.load(str(path)).mix
+    return record, total_summary(record)
+
+
+def test_rate_latency_counts_from_the_intended_start(tmp_path):
+    config = str(_sqlite_only(tmp_path))
+    env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
+    work = ("--mix", "scan=1", "--scan-length", "300", "-n", "1000", "-c", "1", "-q")
+    work += ("--duration", "3", "--warmup", "0.3")  # intervals enough to see a queue grow
+
+    def run(name, *extra):
+        out = tmp_path / f"{name}.json"
+        done = run_cli("mix", config, *work, "-o", str(out), *extra, env=env)
+        assert done.returncode == 0, done.stderr
+        return _all_row(out)
+
+    _closed, closed = run("closed")
+    capacity = closed.per_second
+    over_record, over = run("over", "--rate", str(capacity * 5))
+    _under_record, under = run("under", "--rate", str(capacity / 10), "--arrival", "poisson")
+    # Above capacity: every transaction waits behind the ones before it, so
+    # latency from the intended start grows interval by interval and dwarfs
+    # the service time, which stays that of a closed loop.
+    p50s = [interval["p50_us"] for interval in over_record["intervals"]]
+    assert p50s[-1] > 1.5 * p50s[0], p50s
+    assert over.percentiles_ms[50.0] > 5 * over.service_ms[50.0]
+    assert over.percentiles_ms[50.0] > 5 * closed.percentiles_ms[50.0]
+    assert over_record["unstarted"] > 0
+    # Well below capacity: nothing waits; latency is about the service time.
+    assert under.percentiles_ms[50.0] < 2 * under.service_ms[50.0]
+    assert under.percentiles_ms[50.0] < 3 * closed.percentiles_ms[50.0]
+    assert under.percentiles_ms[50.0] < over.percentiles_ms[50.0] / 5
+
+
+def test_read_mostly_hit_rate_rises_with_the_client_cache_size(tmp_path):
+    def zeo(name, size):
+        section = configs.embedded_zeo(name).replace(
+            "<embeddedzeo>", f"<embeddedzeo>\n    cache-size {size}"
+        )
+        # A tiny pickle cache, so that reads reach the ZEO client cache.
+        return section.replace(f"<zodb {name}>", f"<zodb {name}>\n  cache-size 10")
+
+    path = tmp_path / "caches.conf"
+    path.write_text("%import zodbshootout\n" + zeo("small", "64KB") + zeo("large", "16MB"))
+    out = tmp_path / "caches.json"
+    done = run_cli(
+        "mix", str(path), "-w", "ycsb-c", "-n", "2000", "-s", "1000", "-c", "1", *SHORT,
+        "-o", str(out), env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    from zodbshootout.mix.stats import hit_rate
+
+    records = _records(out)
+    small, large = hit_rate(records["small"]), hit_rate(records["large"])
+    assert small is not None
+    assert large is not None
+    assert large > small + 0.15, (small, large)
+    assert "client cache hit rate" in done.stdout
+
+
+def _documented_commands():
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "mix.rst").read_text(encoding="utf-8")
+    return [line.strip()[2:] for line in text.splitlines() if line.strip().startswith("$ ")]
+
+
+def test_the_commands_of_the_mix_page_run_as_written():
+    import os
+    import shlex
+
+    if not os.environ.get("ZODBSHOOTOUT_DOC_COMMANDS"):
+        pytest.skip("takes half a minute: .ci/run runs it with ZODBSHOOTOUT_DOC_COMMANDS=1")
+
+    from conftest import ROOT
+
+    commands = _documented_commands()
+    assert len(commands) == 3
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:2] == ["zodbshootout", "mix"]
+        done = run_cli(*words[1:], cwd=ROOT)
+        assert done.returncode == 0, (command, done.stderr)
+        for name in ("zeo_fs", "sqlite", "zeo_pcache"):
+            assert f"{name}: " in done.stdout
+        assert "p99 ms" in done.stdout
+        if "--rate" in words:
+            assert "svc p50" in done.stdout
+
+
+def test_threads_share_one_db_so_a_filestorage_can_be_measured(tmp_path):
+    path = tmp_path / "fs.conf"
+    path.write_text(configs.filestorage("fs"))
+    env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
+    done = run_cli("mix", str(path), "-n", "200", "-c", "2", *SHORT, env=env)
+    assert done.returncode == 2
+    assert "fs" in done.stderr
+    threads = run_cli("mix", str(path), "-n", "200", "-c", "2", "--threads", *SHORT, env=env)
+    assert threads.returncode == 0, threads.stderr
+    assert "fs: ycsb-b, 2 workers" in threads.stdout
+
+
+def test_a_database_with_foreign_data_is_refused_untouched(tmp_path):
+    import ZODB
+    from ZODB.FileStorage import FileStorage
+
+    data = tmp_path / "data"
+    data.mkdir()
+    db = ZODB.DB(FileStorage(str(data / "zeo.fs")))
+    with db.transaction() as conn:
+        conn.root()["precious"] = 42
+    db.close()
+    before = (data / "zeo.fs").read_bytes()
+    path = tmp_path / "zeo.conf"
+    path.write_text("%import zodbshootout\n" + configs.embedded_zeo("zeo"))
+    done = run_cli("mix", str(path), "-n", "50", *SHORT, env={"ZODBSHOOTOUT_DATA": str(data)})
+    assert done.returncode == 2
+    assert "zeo: its root holds data zodbshootout did not write ('precious')" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (data / "zeo.fs").read_bytes() == before

@@ -1,0 +1,138 @@
+"""Every input path is read only if it is a regular file of a sensible size.
+
+A character device that never ends (like /dev/zero, made here with mknod in
+the test's own directory), a FIFO nobody writes to, and a file larger than
+its kind can be are refused in one line, exit 2, before anything is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from zodbshootout import inputs
+from zodbshootout.errors import UsageError
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    from zodbshootout.cli import entry
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = entry.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def zero_device(tmp_path):
+    """A character device like /dev/zero (1, 5), inside tmp_path."""
+    path = tmp_path / "zero"
+    try:
+        os.mknod(path, 0o444 | stat.S_IFCHR, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    return str(path)
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "pipe"
+    os.mkfifo(path)
+    return str(path)
+
+
+def test_a_regular_file_is_read(tmp_path):
+    path = tmp_path / "a.conf"
+    path.write_text("caf\u00e9\n", encoding="utf-8")
+    assert inputs.read_text(str(path), "the configuration", 100) == "caf\u00e9\n"
+
+
+@pytest.mark.parametrize("kind", ["zero_device", "fifo", "directory"])
+def test_a_non_regular_file_is_refused_without_reading(kind, request, tmp_path):
+    path = str(tmp_path) if kind == "directory" else request.getfixturevalue(kind)
+    with pytest.raises(UsageError) as caught:
+        inputs.read_bytes(path, "the configuration", 1 << 20)
+    expected = {"zero_device": "a character device", "fifo": "a FIFO", "directory": "a directory"}
+    assert str(caught.value) == (
+        f"refusing to read the configuration {path}: it is {expected[kind]}, not a regular file"
+    )
+
+
+def test_a_file_over_the_bound_is_refused(tmp_path):
+    path = tmp_path / "big.json"
+    with open(path, "wb") as file:
+        file.truncate(2 << 20)  # sparse: nothing is written
+    with pytest.raises(UsageError, match=r"2 MiB is more than result file can be \(1 MiB"):
+        inputs.read_bytes(str(path), "result file", 1 << 20)
+
+
+def test_a_missing_file_names_the_reason(tmp_path):
+    with pytest.raises(UsageError, match=r"cannot read result file .*: No such file"):
+        inputs.read_bytes(str(tmp_path / "missing"), "result file", 10)
+
+
+def test_a_device_as_configuration_is_one_line_exit_2(zero_device):
+    code, stdout, stderr = run_main(zero_device, "-n", "5")
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr == (
+        f"zodbshootout: error: refusing to read the configuration {zero_device}: "
+        "it is a character device, not a regular file\n"
+    )
+
+
+@pytest.mark.parametrize("subcommand", ["show", "history", "export"])
+def test_a_device_as_result_file_is_one_line_exit_2(zero_device, subcommand, tmp_path):
+    extra = ["-o", str(tmp_path / "out.json")] if subcommand == "export" else []
+    code, stdout, stderr = run_main(subcommand, zero_device, *extra)
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr.count("\n") == 1, stderr
+    assert "it is a character device, not a regular file" in stderr
+
+
+def test_an_oversized_configuration_and_result_file_are_refused(tmp_path):
+    config = tmp_path / "huge.conf"
+    with open(config, "wb") as file:
+        file.truncate(inputs.MAX_CONFIG_BYTES + 1)
+    code, _stdout, stderr = run_main(str(config))
+    assert code == 2
+    assert stderr.startswith(f"zodbshootout: error: refusing to read the configuration {config}:")
+    result = tmp_path / "huge.json"
+    with open(result, "wb") as file:
+        file.truncate(inputs.MAX_RESULT_BYTES + 1)
+    code, _stdout, stderr = run_main("show", str(result))
+    assert code == 2
+    assert "refusing to read result file" in stderr
+
+
+def test_a_fifo_as_configuration_or_log_setup_does_not_hang(fifo, tmp_path):
+    """In a child process, so that a hang is a timeout here, not a stuck suite."""
+    config = tmp_path / "mem.conf"
+    config.write_text("<zodb mem>\n  <mappingstorage/>\n</zodb>\n")
+    for argv in ([fifo], [str(config), "--threads", "--log", fifo]):
+        done = subprocess.run(
+            [sys.executable, "-m", "zodbshootout", *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "it is a FIFO, not a regular file" in done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_an_included_device_is_refused_with_file_and_line(tmp_path, zero_device):
+    config = tmp_path / "main.conf"
+    config.write_text(f"# databases\n%include {zero_device}\n")
+    code, _stdout, stderr = run_main(str(config))
+    assert code == 2
+    assert stderr == (
+        f"zodbshootout: error: {config}:2: refusing to read the included file {zero_device}: "
+        "it is a character device, not a regular file\n"
+    )

@@ -1,0 +1,339 @@
+"""The mix mode's parts without processes: workloads, key choosers, schedules, recording."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import pathlib
+import random
+import sys
+
+import pytest
+
+pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+
+from zodbshootout.errors import UsageError
+from zodbshootout.mix import keys as mixkeys
+from zodbshootout.mix import recorder as mixrecorder
+from zodbshootout.mix.recorder import Recorder
+from zodbshootout.mix.schedule import OpenLoop
+from zodbshootout.mix.stats import summarize, trend, trend_warnings
+from zodbshootout.mix.worker import retryable
+from zodbshootout.mix.workloads import BUILTIN, choose_workload, parse_mix
+
+
+def test_a_custom_mix_is_a_workload_of_its_weights():
+    workload = parse_mix("read=50, update=30,scan=20")
+    assert workload.shares() == {"read": 0.5, "update": 0.3, "scan": 0.2}
+    assert workload.operations == ("read", "update", "scan")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("read=50,fly=10", "'fly=10'"), ("read=x", "not a number"), ("read=0", "above zero")],
+)
+def test_a_bad_custom_mix_says_what_is_wrong(text, says):
+    with pytest.raises(UsageError, match=says):
+        parse_mix(text)
+
+
+def test_builtin_workloads_include_ycsb_a_to_f_and_a_conflict_heavy_one():
+    assert {f"ycsb-{letter}" for letter in "abcdef"} <= set(BUILTIN)
+    assert "readcurrent" in BUILTIN["conflicts"].operations
+    with pytest.raises(UsageError, match="unknown workload"):
+        choose_workload("ycsb-z", None, None)
+    assert choose_workload("ycsb-c", None, "uniform").keys == "uniform"
+
+
+def _predicted_top_share(count, top, theta=0.99):
+    # Straight from the definition, not from the chooser's table.
+    weights = [1 / rank**theta for rank in range(1, count + 1)]
+    return sum(weights[:top]) / sum(weights)
+
+
+def test_zipfian_top_one_percent_gets_its_predicted_share():
+    count, draws = 10_000, 200_000
+    chooser = mixkeys.make_chooser("zipfian", count, seed=7, worker=0)
+    hits = collections.Counter(chooser.next() for _ in range(draws))
+    top = [key for key, _n in hits.most_common(count // 100)]
+    measured = sum(hits[key] for key in top) / draws
+    predicted = _predicted_top_share(count, count // 100)
+    assert abs(measured - predicted) < 0.01, (measured, predicted)
+    # Scrambled: the hot keys are spread over the tree, not its first buckets.
+    assert max(top) > count // 2
+    assert len(set(hits)) > count // 2
+
+
+def test_zipfian_is_reproducible_from_its_seed():
+    def keys(seed):
+        chooser = mixkeys.make_chooser("zipfian", 1000, seed=seed, worker=3)
+        return [chooser.next() for _ in range(50)]
+
+    assert keys(1) == keys(1)
+    assert keys(1) != keys(2)
+
+
+def test_hotspot_gives_its_hot_keys_their_share():
+    chooser = mixkeys.make_chooser("hotspot", 1000, seed=1, worker=0, hot=(0.2, 0.8))
+    draws = [chooser.next() for _ in range(50_000)]
+    share = sum(key < 200 for key in draws) / len(draws)
+    assert 0.78 < share < 0.82
+
+
+def test_latest_prefers_the_newest_keys_and_follows_inserts():
+    chooser = mixkeys.make_chooser("latest", 1000, seed=1, worker=0)
+    chooser.inserted(1500)
+    draws = [chooser.next() for _ in range(10_000)]
+    assert max(draws) == 1500
+    assert sum(key > 1400 for key in draws) / len(draws) > 0.5
+
+
+def test_many_keys_are_distinct():
+    chooser = mixkeys.make_chooser("zipfian", 100, seed=1, worker=0)
+    keys = chooser.many(10)
+    assert len(keys) == len(set(keys)) == 10
+
+
+def test_constant_schedule_interleaves_the_workers_at_the_rate():
+    starts = sorted(
+        start for worker in range(4) for start in _take(OpenLoop(100.0, 4, worker, start=10.0), 25)
+    )
+    gaps = {round(b - a, 9) for a, b in itertools.pairwise(starts)}
+    assert gaps == {0.01}
+    assert starts[0] == 10.0
+
+
+def test_poisson_schedule_has_the_mean_rate_and_varying_gaps():
+    schedule = OpenLoop(200.0, 2, 0, start=0.0, arrival="poisson", rng=random.Random(3))
+    starts = _take(schedule, 4000)
+    mean_gap = (starts[-1] - starts[0]) / (len(starts) - 1)
+    assert mean_gap == pytest.approx(2 / 200.0, rel=0.05)
+    assert len({round(b - a, 6) for a, b in itertools.pairwise(starts)}) > 1000
+
+
+def test_missed_starts_are_the_backlog_at_the_end():
+    schedule = OpenLoop(10.0, 1, 0, start=0.0)
+    schedule.take()
+    assert schedule.missed(end=1.0) == 9  # 0.1, 0.2, ... 0.9
+
+
+def _take(schedule, n):
+    return [schedule.take() for _ in range(n)]
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+
+def test_recorder_keeps_percentiles_and_intervals_from_intended_starts():
+    recorder = Recorder(("read", "update"), start=0.0, interval_seconds=1.0, open_loop=True)
+    # 2 s: reads of 1 ms service that started 9 ms late, one slow update.
+    now = 0.0
+    for _ in range(1000):
+        recorder.record("read", now, now + 0.009, now + 0.010)
+        now += 0.002
+    recorder.record("update", now, now, now + 0.5)
+    recorder.close_intervals(2.6)
+    data = recorder.as_data()
+    # By completion time: the first interval ends before the 496th read is done.
+    assert [n for n, _h in data["intervals"]] == [495, 500]
+    rows = {row.operation: row for row in summarize(_record(data, seconds=2.0))}
+    assert rows["read"].percentiles_ms[50.0] == pytest.approx(10.0, rel=0.01)
+    assert rows["read"].service_ms[50.0] == pytest.approx(1.0, rel=0.01)
+    assert rows["read"].lag_mean_ms == pytest.approx(9.0, rel=0.01)
+    assert rows["update"].max_ms == pytest.approx(500, rel=0.01)
+    assert rows["all"].transactions == 1001
+    assert rows["all"].per_second == pytest.approx(500.5)
+
+
+def test_recorder_memory_does_not_grow_with_transactions():
+    recorder = Recorder(("read",), start=0.0, interval_seconds=1000.0)
+    sizes = []
+    for batch in range(3):
+        for i in range(20_000):
+            recorder.record("read", 0.0, 0.0, 0.000_1 * (1 + i % 977) + batch)
+        sizes.append(sys.getsizeof(recorder.operations["read"].interval.counts))
+    assert sizes[0] == sizes[-1]
+    assert len(mixrecorder.encode(recorder.operations["read"].interval)) < 20_000
+
+
+def _record(worker_data, seconds, database="db", intervals=None):
+    from zodbshootout.mix.operations import Shape
+    from zodbshootout.mix.runner import merge_reports
+    from zodbshootout.mix.worker import MixPlan
+
+    report = dict(worker_data)
+    report.update(
+        worker=0,
+        seconds=seconds,
+        unstarted=0,
+        increments=0,
+        warmup_increments=0,
+        uncertain_increments=0,
+        inserted=0,
+        counters=None,
+    )
+    ops = tuple(report["operations"])
+    workload = parse_mix(",".join(f"{op}=1" for op in ops))
+    plan = MixPlan(workload, 10, Shape(1, 1, 16), seconds, 0, 1, rate_per_second=1.0)
+    record = merge_reports(database, [report], plan, 1)
+    if intervals is not None:
+        record["intervals"] = intervals
+    return record
+
+
+def test_trend_finds_a_drift_and_not_noise():
+    change, r = trend([100, 90, 80, 70, 60, 50])
+    assert change == pytest.approx(-0.667, abs=0.01)
+    assert r == pytest.approx(-1.0)
+    assert trend([100, 90]) is None
+    noisy = [100, 104, 97, 101, 99, 103, 98, 100]
+    found = trend(noisy)
+    assert found is not None
+    assert abs(found[0]) < 0.1
+
+
+def test_a_falling_throughput_is_warned_about():
+    recorder = Recorder(("read",), start=0.0)
+    intervals = [
+        {"transactions": n, "p99_us": 1000, "p50_us": 500} for n in (900, 700, 500, 300, 100)
+    ]
+    record = _record(recorder.as_data(), 5.0, intervals=intervals)
+    (warning,) = trend_warnings(record)
+    assert "throughput fell by" in warning
+    assert warning.startswith("db:")
+    steady = [{"transactions": n, "p99_us": 1000, "p50_us": 500} for n in (500, 510, 490, 505, 495)]
+    assert trend_warnings(_record(recorder.as_data(), 5.0, intervals=steady)) == []
+
+
+def test_retryable_errors_are_the_transient_ones_and_relstorages_lock_timeouts():
+    from relstorage.adapters.interfaces import (
+        UnableToAcquireCommitLockError,
+        UnableToLockRowsToReadCurrentError,
+    )
+    from ZODB.POSException import ConflictError, POSKeyError, ReadConflictError
+
+    assert retryable(ConflictError())
+    assert retryable(ReadConflictError())
+    assert retryable(UnableToLockRowsToReadCurrentError("x"))
+    assert retryable(UnableToAcquireCommitLockError("x"))
+    assert not retryable(POSKeyError(b"x"))
+    assert not retryable(ValueError())
+
+
+def synthetic_run(latency_ms, seconds=10, per_second=200, seed=1, database="db"):
+    """A saved-run-like RunResult of one database whose reads take about *latency_ms*."""
+    from zodbshootout.mix.operations import Shape
+    from zodbshootout.mix.runner import merge_reports
+    from zodbshootout.mix.worker import MixPlan
+    from zodbshootout.results.record import RunResult
+
+    rng = random.Random(seed)
+    recorder = Recorder(("read",), start=0.0)
+    gap = 1 / per_second
+    for i in range(seconds * per_second):
+        start = i * gap
+        recorder.record("read", start, start, start + latency_ms / 1000 * rng.uniform(0.5, 1.5))
+    recorder.close_intervals(seconds + 0.5)
+    report = recorder.as_data()
+    report.update(
+        dict.fromkeys(
+            ("worker", "unstarted", "increments", "warmup_increments", "uncertain_increments"), 0
+        ),
+        inserted=0,
+        seconds=float(seconds),
+        counters=None,
+    )
+    plan = MixPlan(parse_mix("read=1"), 10, Shape(1, 1, 16), seconds, 0, seed)
+    result = RunResult([database], [10], [1], [], 1)
+    result.mix.append(merge_reports(database, [report], plan, 1))
+    result.metadata["mix"] = {"workload": "custom(read=1)"}
+    return result
+
+
+def test_compare_flags_a_doubled_p99_and_not_noise():
+    from zodbshootout.mix.compare import compare_mix, slower_p99
+
+    base = synthetic_run(10.0, seed=1)
+    rows = compare_mix(base, synthetic_run(20.0, seed=2))
+    p99 = next(row for row in rows if row.metric == "p99")
+    assert p99.ratio == pytest.approx(2.0, rel=0.1)
+    assert p99.significant
+    assert [row.database for row in slower_p99(rows, 50)] == ["db"]
+    assert slower_p99(rows, 150) == []
+    same = compare_mix(base, synthetic_run(10.0, seed=3))
+    assert slower_p99(same, 20) == []
+
+
+def test_a_saved_mix_run_loads_back_and_renders(tmp_path):
+    from zodbshootout.render.mix import format_mix
+    from zodbshootout.results import file as resultfile
+
+    result = synthetic_run(10.0)
+    path = tmp_path / "run.json"
+    resultfile.save(result, str(path))
+    loaded = resultfile.load(str(path))
+    assert loaded.mix == result.mix
+    lines = format_mix(loaded)
+    assert lines[0].startswith("db: custom(read=1), 1 workers, 10.0 s")
+    assert "p99.9 ms" in lines[1]
+
+
+def test_compare_subcommand_fails_on_a_doubled_p99(tmp_path, capsys):
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
+
+    base, slow = tmp_path / "base.json", tmp_path / "slow.json"
+    resultfile.save(synthetic_run(10.0, seed=1), str(base))
+    resultfile.save(synthetic_run(20.0, seed=2), str(slow))
+    assert main(["compare", str(base), str(base), "--fail-if-slower", "20"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(base), str(slow), "--fail-if-slower", "20"]) == 1
+    out, err = capsys.readouterr()
+    assert "p99 ms" in out
+    assert "db: p99" in err
+    assert "--fail-if-slower" in err
+
+
+def test_plot_of_a_mix_run_draws_the_spectrum_and_latency_over_time(tmp_path):
+    pytest.importorskip("matplotlib")
+    from zodbshootout.render.mix_plot import plot_mix, spectrum
+
+    result = synthetic_run(10.0)
+    points = dict(spectrum(result.mix[0]))
+    assert points[50.0] == pytest.approx(10.0, rel=0.05)
+    assert points[99.9] >= points[99.0] >= points[50.0]
+    assert 99.99 not in points  # 2000 transactions: one sample per 0.05 %
+    path = tmp_path / "mix.png"
+    plot_mix(result, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert path.stat().st_size > 20_000
+
+
+def test_recorder_memory_stays_flat_over_a_30_second_run():
+    # The benchmark's own measurement, smaller: 30 one-second intervals.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        import mix_record
+    finally:
+        sys.path.pop(0)
+    after_1, after_10, after_30 = mix_record.memory_after_intervals(2000, (1, 10, 30))
+    assert after_30 - after_1 < 64 * 1024, (after_1, after_10, after_30)
+
+
+def test_history_of_mix_runs_lines_them_up(tmp_path, capsys):
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
+
+    paths = []
+    for index, latency in enumerate((10.0, 20.0)):
+        run = synthetic_run(latency, seed=index)
+        run.metadata.update(started=1_700_000_000 + index * 60, label=f"run{index}")
+        paths.append(str(tmp_path / f"run{index}.json"))
+        resultfile.save(run, paths[-1])
+    assert main(["history", *paths]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["database", "metric", "run0", "run1"]
+    p50 = next(line.split() for line in lines if line.startswith("db") and "p50" in line)
+    assert float(p50[3]) / float(p50[4]) == pytest.approx(0.5, rel=0.1)
