@@ -79,13 +79,21 @@ def test_conflicts_are_counted_by_class_and_nothing_committed_is_lost(tmp_path):
         assert classes, name
         assert any("Conflict" in cls or "Tid" in cls for cls in classes), classes
         versions, objects = _final_state(tmp_path / "conflicts.conf", data, name)
-        # Every committed change (warm-up's too) raised one object's version:
-        # no committed change was lost, none counted twice.  A commit that failed
-        # with an error that is no conflict (RelStorage on SQLite sometimes raises
-        # KeyError in tpc_vote) may have committed anyway: those are "uncertain".
+        # Every committed change (warm-up's too) raised one object's version, and
+        # the check after the run found exactly what the database holds.
         assert objects >= 200
+        assert versions == record["changes_found"], name
         committed = record["increments"] + record["warmup_increments"]
-        assert committed <= versions <= committed + record["uncertain_increments"], name
+        assert versions >= committed, f"{name}: committed changes were lost"
+        stray = versions - committed - record["uncertain_increments"]
+        if stray > 0:
+            # RelStorage 4 on SQLite commits the changes of a transaction that
+            # failed at vote with the client's next commit (see
+            # test_relstorage_facts): the table must say so.
+            assert name == "sqlite", name
+            assert f"{stray} object changes in the database were made by transactions" in (
+                done.stdout
+            )
         if name == "zeo":
             assert versions == committed
 

@@ -29,7 +29,7 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.open import open_database
 from zodbshootout.database.state import refuse_foreign_data
 from zodbshootout.errors import CellError
-from zodbshootout.mix.operations import MIX_KEY, MixObject, new_dataset
+from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.recorder import encode, merge
 from zodbshootout.mix.worker import MixPlan, MixTask
 from zodbshootout.reasons import one_line
@@ -182,6 +182,7 @@ class MixRunner:
             self.say(f"{name}: loading the dataset ({plan.objects} objects, untimed)")
             free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
             plan = replace(plan, insert_base=free)
+            versions_before = dataset_versions(db)
             self.say(
                 f"{name}: {options.concurrency} workers: warm-up {plan.warmup_seconds:g} s, "
                 f"then {plan.duration_seconds:g} s of {plan.workload.name}"
@@ -191,12 +192,15 @@ class MixRunner:
                 reports = _run_threads(tasks, db, self._wait_seconds(plan))
             else:
                 reports = self._run_processes(tasks)
+            # Untimed: does the database hold exactly the changes the workers committed?
+            changes = dataset_versions(db) - versions_before
         finally:
             db.close()
             if progress is not None:
                 progress.stop()
         record = merge_reports(name, reports, plan, options.concurrency)
         record["dataset"] = {"present": free, "written": written}
+        record["changes_found"] = changes
         self.result.mix.append(record)
 
     def _tasks(

@@ -153,3 +153,25 @@ def hit_rate(record: dict[str, Any]) -> float | None:
     if hits is None or not loads:
         return None
     return float(hits) / loads
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """The dataset's changes against the workers' commits (object versions)."""
+
+    stray: int  # in the database, though the transactions that made them failed
+    lost: int  # committed, but not in the database
+
+
+def integrity(record: dict[str, Any]) -> Integrity | None:
+    """What the check after the run found; None for records saved before it existed.
+
+    A commit that failed with an error other than a conflict may have
+    committed (``uncertain_increments``): those changes are neither stray nor lost.
+    """
+    found = record.get("changes_found")
+    if found is None:
+        return None
+    committed = record["increments"] + record["warmup_increments"]
+    uncertain = record.get("uncertain_increments", 0)
+    return Integrity(stray=max(0, found - committed - uncertain), lost=max(0, committed - found))

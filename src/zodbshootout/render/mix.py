@@ -9,7 +9,13 @@ import math
 from typing import Any
 
 from zodbshootout.mix.compare import MetricComparison
-from zodbshootout.mix.stats import PERCENTILES, OperationSummary, hit_rate, summarize
+from zodbshootout.mix.stats import (
+    PERCENTILES,
+    OperationSummary,
+    hit_rate,
+    integrity,
+    summarize,
+)
 from zodbshootout.results.record import RunResult
 
 
@@ -59,11 +65,25 @@ def format_mix_database(record: dict[str, Any], options: dict[str, Any]) -> list
             f"  {record['uncertain_increments']} object changes were in commits that failed "
             "with an error other than a conflict: the storage may have committed them anyway"
         )
+    lines.extend(_integrity_lines(record))
     if record.get("unstarted"):
         lines.append(
             f"  {record['unstarted']} scheduled transactions never started before the end "
             "(the database fell behind --rate)"
         )
+    return lines
+
+
+def _integrity_lines(record: dict[str, Any]) -> list[str]:
+    found = integrity(record)
+    lines = []
+    if found is not None and found.stray:
+        lines.append(
+            f"  {found.stray} object changes in the database were made by transactions "
+            "that failed: the storage committed them after all"
+        )
+    if found is not None and found.lost:
+        lines.append(f"  {found.lost} committed object changes are missing from the database")
     return lines
 
 
