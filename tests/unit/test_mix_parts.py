@@ -337,3 +337,22 @@ def test_history_of_mix_runs_lines_them_up(tmp_path, capsys):
     assert lines[0].split() == ["database", "metric", "run0", "run1"]
     p50 = next(line.split() for line in lines if line.startswith("db") and "p50" in line)
     assert float(p50[3]) / float(p50[4]) == pytest.approx(0.5, rel=0.1)
+
+
+@pytest.mark.parametrize(
+    "found, says",
+    [
+        (7, []),  # committed 5 + uncertain 2: all accounted for
+        (10, ["3 object changes in the database were made by transactions that failed"]),
+        (4, ["1 committed object changes are missing from the database"]),
+    ],
+)
+def test_the_check_after_the_run_names_stray_and_lost_changes(found, says):
+    from zodbshootout.render.mix import format_mix
+
+    result = synthetic_run(10.0)
+    record = result.mix[0]
+    record.update(increments=4, warmup_increments=1, uncertain_increments=2, changes_found=found)
+    notes = [line.strip() for line in format_mix(result) if "object changes" in line]
+    notes = [line for line in notes if "commits that failed with an error" not in line]
+    assert [note.split(":")[0] for note in notes] == says
