@@ -9,13 +9,13 @@ import pytest
 
 pytest.importorskip("relstorage")
 
-import transaction  # noqa: E402
-import ZODB  # noqa: E402
-from persistent.mapping import PersistentMapping  # noqa: E402
-from relstorage.adapters.sqlite.adapter import Sqlite3Adapter  # noqa: E402
-from relstorage.options import Options  # noqa: E402
-from relstorage.storage import RelStorage  # noqa: E402
-from relstorage.storage.interfaces import VoteReadConflictError  # noqa: E402
+import transaction
+import ZODB
+from persistent.mapping import PersistentMapping
+from relstorage.adapters.sqlite.adapter import Sqlite3Adapter
+from relstorage.options import Options
+from relstorage.storage import RelStorage
+from relstorage.storage.interfaces import VoteReadConflictError
 
 
 def _sqlite_db(path):
@@ -51,7 +51,7 @@ def test_sqlite_commits_a_change_that_failed_at_vote_with_the_next_commit(tmp_pa
         conn = mine.open(tm_mine)
         tm_mine.begin()
         root = conn.root()
-        root["r"]["v"]  # noqa: B018 -- loaded before the other client changes it
+        root["r"]["v"]  # loaded before the other client changes it
         _commit(theirs, lambda root: root["r"].update(v=1))
         conn.readCurrent(root["r"])
         root["c"]["v"] = 100

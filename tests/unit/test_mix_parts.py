@@ -340,7 +340,7 @@ def test_history_of_mix_runs_lines_them_up(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    "found, says",
+    ("found", "says"),
     [
         (7, []),  # committed 5 + uncertain 2: all accounted for
         (10, ["3 object changes in the database were made by transactions that failed"]),
