@@ -136,3 +136,73 @@ def test_an_included_device_is_refused_with_file_and_line(tmp_path, zero_device)
         f"zodbshootout: error: {config}:2: refusing to read the included file {zero_device}: "
         "it is a character device, not a regular file\n"
     )
+
+
+def _defined_include(tmp_path, target: str) -> str:
+    """A configuration that names *target* only through a %define (ZConfig substitutes it)."""
+    config = tmp_path / "main.conf"
+    directory, name = os.path.split(target)
+    config.write_text(f"%define where {directory}\n# databases\n%include $where/{name}\n")
+    return str(config)
+
+
+def test_an_include_through_a_define_to_a_fifo_does_not_hang(fifo, tmp_path):
+    """In a child process, so that a hang is a timeout here, not a stuck suite."""
+    config = _defined_include(tmp_path, fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "zodbshootout", config, "-n", "5"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        f"zodbshootout: error: {config}:3: refusing to read the included file {fifo}: "
+        "it is a FIFO, not a regular file\n"
+    )
+
+
+def test_an_include_through_a_define_gets_every_check_a_direct_one_gets(tmp_path, zero_device):
+    huge = tmp_path / "huge.conf"
+    with open(huge, "wb") as file:
+        file.truncate(inputs.MAX_CONFIG_BYTES + 1)
+    config = _defined_include(tmp_path, str(huge))
+    code, stdout, stderr = run_main(config, "-n", "5")
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr.startswith(
+        f"zodbshootout: error: {config}:3: refusing to read the included file {huge}: 1 MiB is "
+    )
+    assert stderr.count("\n") == 1
+    config = _defined_include(tmp_path, zero_device)
+    code, _stdout, stderr = run_main(config, "-n", "5")
+    assert stderr == (
+        f"zodbshootout: error: {config}:3: refusing to read the included file {zero_device}: "
+        "it is a character device, not a regular file\n"
+    )
+    # A loop through a %define names the include that closes it.
+    looping = tmp_path / "loop.conf"
+    looping.write_text(f"%define here {tmp_path}\n\n%include $here/loop.conf\n")
+    code, _stdout, stderr = run_main(str(looping), "-n", "5")
+    assert code == 2
+    assert stderr == (
+        f"zodbshootout: error: {looping}:3: %include loop: {looping} includes {looping}\n"
+    )
+
+
+def test_a_logging_configuration_includes_through_a_define_are_checked(fifo, tmp_path):
+    config = tmp_path / "mem.conf"
+    config.write_text("<zodb mem>\n  <mappingstorage/>\n</zodb>\n")
+    log_config = _defined_include(tmp_path, fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "zodbshootout", str(config), "--threads", "--log", log_config],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        f"zodbshootout: error: --log {log_config}: {log_config}:3: refusing to read the "
+        f"included file {fifo}: it is a FIFO, not a regular file\n"
+    )

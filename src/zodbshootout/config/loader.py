@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import ZConfig
+import ZConfig.cfgparser
+import ZConfig.loader
 
 from zodbshootout.config.keys import install_key_recording
 from zodbshootout.errors import UsageError
@@ -115,54 +117,73 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
     """
     if source.data_dir:
         os.environ[DATA_DIR_VARIABLE] = source.data_dir
-    check_includes(source.text, source.url)
-    check_nesting(source.text, source.url)
     # So that caches are sized only where the text left them alone (cache_sizing).
     install_key_recording()
     try:
-        root, _handler = ZConfig.loadConfigFile(
-            _get_schema(), io.StringIO(source.text), url=source.url
-        )
+        root, _handler = load_checked(_get_schema(), source.text, source.url)
     except ZConfig.ConfigurationError as e:
         raise ConfigError(_describe(e, source)) from None
-    except (UnicodeDecodeError, RecursionError) as e:
-        # What check_includes could not see (an include named through a %define).
-        reason = "is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else "nests too deeply"
-        raise ConfigError(f"{source.path}: an included file {reason}") from None
     databases: dict[str, Any] = {}
     for factory in root.databases:
         databases[factory.name] = factory
     return LoadedConfig(source=source, databases=databases)
 
 
-_INCLUDE = re.compile(r"^[ \t]*%include[ \t]+(\S+)", re.IGNORECASE | re.MULTILINE)
+def load_checked(schema: Any, text: str, url: str) -> tuple[Any, Any]:
+    """``ZConfig.loadConfigFile`` of *text*, every file it includes read as an input.
 
-
-def check_includes(text: str, url: str, chain: tuple[str, ...] = ()) -> None:
-    """A ConfigError naming file and line for an ``%include`` loop or a binary include.
-
-    ZConfig itself would recurse until Python gives up, or fail to decode.
-    Includes whose name holds a ``$`` substitution are left to ZConfig.
+    Each ``%include`` -- written out or named through a ``%define`` or an
+    environment variable -- is read with the same regular-file-and-size check
+    as the configuration itself, and an include loop is refused; each file
+    is checked for sections nested too deeply.  Those refusals are a
+    ConfigError naming the file and line of the ``%include``; what ZConfig
+    itself finds wrong stays a ``ZConfig.ConfigurationError``.
     """
-    chain = (*chain, url)
-    for match in _INCLUDE.finditer(text):
-        target = match.group(1)
-        if "$" in target:
-            continue
-        included = urllib.parse.urljoin(url, target)
-        if not included.startswith("file://"):
-            continue
-        where = f"{_path(url)}:{text.count(chr(10), 0, match.start()) + 1}"
-        if included in chain:
-            loop = [*chain[chain.index(included) :], included]
-            raise ConfigError(f"{where}: %include loop: {' includes '.join(map(_path, loop))}")
-        if not os.path.exists(_path(included)):
-            continue  # missing: ZConfig says so, with the line
+    check_nesting(text, url)
+    loader = _CheckedLoader(schema)
+    return loader.loadFile(io.StringIO(text), url)  # type: ignore[no-any-return]
+
+
+class _CheckedLoader(ZConfig.loader.ConfigLoader):  # type: ignore[misc]
+    """ZConfig's loader, reading included files only through inputs.read_text.
+
+    ZConfig would open an include with urllib and read it whole: a FIFO
+    blocks forever, /dev/zero fills the memory, and a file that includes
+    itself recurses until Python gives up.
+    """
+
+    def __init__(self, schema: Any) -> None:
+        super().__init__(schema)
+        self._parsers: list[Any] = []  # the files being parsed, outermost first
+
+    def _parse_resource(self, matcher: Any, resource: Any, defines: Any = None) -> None:
+        parser = ZConfig.cfgparser.ZConfigParser(resource, self, defines)
+        self._parsers.append(parser)
         try:
-            included_text = read_text(_path(included), "the included file", MAX_CONFIG_BYTES)
+            parser.parse(matcher)
+        finally:
+            self._parsers.pop()
+
+    def includeConfiguration(self, section: Any, url: str, defines: Any) -> None:
+        url = self.normalizeURL(url)
+        if not url.startswith("file://") or not self._parsers:
+            super().includeConfiguration(section, url, defines)
+            return
+        including = self._parsers[-1]
+        where = f"{_path(including.url)}:{including.lineno}"
+        path = _path(url)
+        chain = [_path(parser.url) for parser in self._parsers]
+        real = [os.path.realpath(p) for p in chain]
+        if os.path.realpath(path) in real:
+            loop = [*chain[real.index(os.path.realpath(path)) :], path]
+            raise ConfigError(f"{where}: %include loop: {' includes '.join(loop)}")
+        try:
+            text = read_text(path, "the included file", MAX_CONFIG_BYTES)
         except UsageError as e:
             raise ConfigError(f"{where}: {e}") from None
-        check_includes(included_text, included, chain)
+        check_nesting(text, url)
+        with self.createResource(io.StringIO(text), url) as resource:
+            self._parse_resource(section, resource, defines)
 
 
 _SECTION_TAG = re.compile(r"^[ \t]*<(/?)[^<>]*?(/?)>[ \t]*$", re.MULTILINE)

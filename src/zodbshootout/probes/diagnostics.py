@@ -67,12 +67,6 @@ def parse_log_option(value: str) -> LogSetup:
         text = read_text(value, "the file", MAX_CONFIG_BYTES)
     except UsageError as e:
         raise UsageError(f"--log {value}: {e}") from None
-    from zodbshootout.config.loader import ConfigError, check_includes
-
-    try:
-        check_includes(text, pathlib.Path(value).resolve().as_uri())
-    except ConfigError as e:
-        raise UsageError(f"--log {value}: {e}") from None
     setup = LogSetup(config_text=text, config_url=value)
     _load_logging_config(setup)
     return setup
@@ -81,9 +75,15 @@ def parse_log_option(value: str) -> LogSetup:
 def _load_logging_config(setup: LogSetup) -> tuple[object, list[object]]:
     import ZConfig
 
+    from zodbshootout.config.loader import ConfigError, load_checked
+
     schema = ZConfig.loadSchemaFile(io.StringIO(_LOGGING_SCHEMA_TEXT))
+    # Its includes are read as the configuration's are: regular files, no loop.
+    url = pathlib.Path(setup.config_url or "log.conf").resolve().as_uri()
     try:
-        config, _handler = ZConfig.loadConfigFile(schema, io.StringIO(setup.config_text or ""))
+        config, _handler = load_checked(schema, setup.config_text or "", url)
+    except ConfigError as e:
+        raise UsageError(f"--log {setup.config_url}: {e}") from None
     except ZConfig.ConfigurationError as e:
         message = " ".join(str(e).split())
         raise UsageError(f"--log {setup.config_url}: {message}") from None
