@@ -3,20 +3,15 @@
 import ast
 import pathlib
 
-import zodbshootout
-from zodbshootout.concurrency.modes import MODES, mode_of
-from zodbshootout.config.options import MODES as MODE_NAMES
+import pytest
 
-#: Modules that still compare a mode's name, and why (each a later cut).
-NAMED_ELSEWHERE = {
-    # RunOptions refuses --cache-trace and --hosts outside process mode; config/
-    # sits beneath concurrency/ and can't ask the records.
-    "config/options.py",
-    # A <rawkv> floor runs only in processes (its own cell loop, issue 18 item 5).
-    "rawkv/floor.py",
-    # Reading a saved file's options from before concurrency_mode was recorded.
-    "results/metadata.py",
-}
+import zodbshootout
+from zodbshootout.concurrency.modes import MODES, mode_of, refuse_options
+from zodbshootout.config.hosts import HostSpec
+from zodbshootout.config.options import MODES as MODE_NAMES
+from zodbshootout.config.options import RunOptions
+from zodbshootout.errors import UsageError
+from zodbshootout.results import metadata
 
 
 def test_every_mode_name_has_a_record():
@@ -40,16 +35,28 @@ def test_the_records_say_what_differs():
     assert not processes.monkey_patched
 
 
+#: The names of the modes and of their sharings, as strings and as constants.
+_MODE_WORDS = {"processes", "threads", "gevent", "shared", "unique"}
+_MODE_WORDS |= {word.upper() for word in _MODE_WORDS}
+
+
 def _compares_a_mode(tree):
-    names = {"processes", "threads", "gevent", "PROCESSES", "THREADS", "GEVENT"}
+    """Lines comparing a mode's or a sharing's name (==, !=, in, not in a tuple of them)."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
-            for operand in [node.left, *node.comparators]:
-                text = ast.unparse(operand).strip("'\"")
-                if text in names or text.endswith((".PROCESSES", ".THREADS", ".GEVENT")):
-                    found.append(node.lineno)
-    return found
+            operands = [node.left, *node.comparators]
+            for operand in operands:
+                parts = (
+                    operand.elts
+                    if isinstance(operand, ast.Tuple | ast.List | ast.Set)
+                    else [operand]
+                )
+                for part in parts:
+                    text = ast.unparse(part).strip("'\"").rpartition(".")[2]
+                    if text in _MODE_WORDS:
+                        found.append(node.lineno)
+    return sorted(set(found))
 
 
 def test_no_mode_name_comparisons_outside_the_records():
@@ -57,7 +64,7 @@ def test_no_mode_name_comparisons_outside_the_records():
     found = []
     for path in sorted(package.rglob("*.py")):
         relative = path.relative_to(package).as_posix()
-        if relative in NAMED_ELSEWHERE or relative == "concurrency/modes.py":
+        if relative == "concurrency/modes.py":
             continue
         lines = _compares_a_mode(ast.parse(path.read_text(encoding="utf-8")))
         found += [f"{relative}:{line}" for line in lines]
@@ -65,5 +72,38 @@ def test_no_mode_name_comparisons_outside_the_records():
 
 
 def test_the_comparison_finder_finds_them():
-    tree = ast.parse("if options.mode == GEVENT: pass\nif mode != 'processes': pass\nx = a == b\n")
-    assert _compares_a_mode(tree) == [1, 2]
+    source = (
+        "if options.mode == GEVENT: pass\n"
+        "if mode != 'processes': pass\n"
+        "x = a == b\n"
+        "if spec.sharing == concurrency.SHARED: pass\n"
+        "if mode in ('threads', 'gevent'): pass\n"
+        "if 'unique' not in names: pass\n"
+        "if name in MODES: pass\n"
+    )
+    assert _compares_a_mode(ast.parse(source)) == [1, 2, 4, 5, 6]
+
+
+@pytest.mark.parametrize("mode", ["threads", "gevent"])
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("cache_trace_dir", "traces", "--cache-trace traces worker processes"),
+        ("hosts", (HostSpec("localhost"),), "--hosts starts worker processes"),
+    ],
+)
+def test_a_mode_without_worker_processes_refuses_what_needs_them(mode, field, value, says):
+    options = RunOptions(mode=mode, **{field: value})
+    assert mode_of(mode).option_problems(options)[0].startswith(says)
+    with pytest.raises(UsageError, match=says):
+        refuse_options(options)
+    assert mode_of("processes").option_problems(RunOptions(**{field: value})) == []
+
+
+def test_old_files_name_their_mode_as_its_record_describes_it():
+    for name, mode in MODES.items():
+        options = {"mode": name, "threads": "unique"}  # before "sharing" was its name
+        recorded = metadata.comparable_facts({"options": options})["concurrency mode"]
+        assert recorded == mode.describe("unique")
+    new = {"concurrency_mode": "threads:shared", "options": {"mode": "processes"}}
+    assert metadata.comparable_facts(new)["concurrency mode"] == "threads:shared"

@@ -24,7 +24,7 @@ from zodbshootout.cli.subcommand_parser import (
     Parser,
     build_subcommand_parser,
 )
-from zodbshootout.concurrency import SHARED, SHARINGS
+from zodbshootout.concurrency import SHARED, SHARINGS, UNIQUE
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
 from zodbshootout.config.options import (
     DEFAULT_MAX_SECONDS,
@@ -285,7 +285,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="run the workers as threads of one process instead of processes: one DB "
         f"shared by all threads ({SHARED}, the default) or one DB per thread "
-        f"({', '.join(s for s in SHARINGS if s != SHARED)})",
+        f"({UNIQUE})",
     )
     parser.add_argument(
         "--gevent",

@@ -22,7 +22,7 @@ from zodbshootout.cli.outputs import RunOutputs
 from zodbshootout.cli.progress import RunPlan, make_progress
 from zodbshootout.cli.report import report_error
 from zodbshootout.cli.subcommands import print_spread_warning, print_table
-from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS, mode_of
+from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS, mode_of, refuse_options
 from zodbshootout.concurrency.host_environment import latency_lines
 from zodbshootout.config.hosts import parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
@@ -143,7 +143,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
 
     phases = _expand_phases(args.phases)
     try:
-        return RunOptions(
+        options = RunOptions(
             object_counts=flat(args.object_counts, DEFAULTS.object_counts),
             concurrencies=flat(args.concurrency, DEFAULTS.concurrencies),
             **_repetition_options(args),
@@ -163,6 +163,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
+    refuse_options(options)  # before anything starts
+    return options
 
 
 def refuse_unmeasurable(config: Any, options: RunOptions) -> None:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zodbshootout.concurrency.modes import Mode, mode_of, session_spec
+from zodbshootout.concurrency.modes import Mode, mode_of, refuse_options, session_spec
 from zodbshootout.concurrency.session import (
     GEVENT,
     MODES,
@@ -80,6 +80,7 @@ __all__ = [
     "mode_of",
     "mode_problem",
     "open_session",
+    "refuse_options",
     "session_spec",
     "stage_tasks",
     "warm_note",

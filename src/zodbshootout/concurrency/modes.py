@@ -25,8 +25,9 @@ from zodbshootout.concurrency.session import (
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.config.options import RunOptions
 from zodbshootout.database.cache_sizing import CacheWorkload
+from zodbshootout.errors import UsageError
 
-__all__ = ["MODES", "Mode", "mode_of", "session_spec"]
+__all__ = ["MODES", "Mode", "mode_of", "refuse_options", "session_spec"]
 
 
 def _open_processes(spec: SessionSpec) -> Session:
@@ -84,6 +85,17 @@ class Mode:
     problem: Callable[[str, int, Any], str | None]
     #: Opens one repetition's session.
     open_session: Callable[[SessionSpec], Session]
+    #: Options this mode can't honour: (RunOptions field, why), refused when the field is set.
+    refused_options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def worker_processes(self) -> bool:
+        """Whether each worker is a process of its own (what --hosts and <rawkv> need)."""
+        return self.workers is None
+
+    def option_problems(self, options: RunOptions) -> list[str]:
+        """What of *options* this mode can't honour, one sentence each (a usage error)."""
+        return [why for field, why in self.refused_options if getattr(options, field)]
 
     def describe(self, sharing: str) -> str:
         """The mode as ``RunResult.metadata["concurrency_mode"]`` records it."""
@@ -108,13 +120,27 @@ class Mode:
         )
 
 
+#: What a mode whose workers share this process refuses: they are no processes.
+_NEEDS_PROCESSES = (
+    ("cache_trace_dir", "--cache-trace traces worker processes; run without --threads/--gevent"),
+    ("hosts", "--hosts starts worker processes; run it without --threads/--gevent"),
+)
+
 #: The modes by name (``RunOptions.mode``).
 MODES: dict[str, Mode] = {
     mode.name: mode
     for mode in (
         Mode(PROCESSES, None, False, False, _processes_problem, _open_processes),
-        Mode(THREADS, "threads", True, False, _no_problem, _open_threads),
-        Mode(GEVENT, "greenlets (--gevent)", False, True, _gevent_problem, _open_gevent),
+        Mode(THREADS, "threads", True, False, _no_problem, _open_threads, _NEEDS_PROCESSES),
+        Mode(
+            GEVENT,
+            "greenlets (--gevent)",
+            False,
+            True,
+            _gevent_problem,
+            _open_gevent,
+            _NEEDS_PROCESSES,
+        ),
     )
 }
 
@@ -122,6 +148,13 @@ MODES: dict[str, Mode] = {
 def mode_of(name: str) -> Mode:
     """The record of mode *name* (RunOptions checked that it is one)."""
     return MODES[name]
+
+
+def refuse_options(options: RunOptions) -> None:
+    """A UsageError when *options*' mode can't honour one of them (e.g. --threads --hosts)."""
+    problems = mode_of(options.mode).option_problems(options)
+    if problems:
+        raise UsageError(problems[0])
 
 
 def session_spec(
@@ -148,4 +181,5 @@ def session_spec(
         workload,
         counters=options.counters,
         hosts=options.hosts,
+        shares_one_db=shared,
     )

@@ -42,6 +42,8 @@ class SessionSpec:
     measure_size: bool = False  # worker 0 reads the storage's size (see storagesize)
     counters: bool = False  # --counters: count loads sent and statements (storages.count_requests)
     hosts: tuple[HostSpec, ...] = ()  # --hosts: the workers run there (see concurrency.hosts)
+    #: Threads and gevent: all workers use one DB (the mode's record decides, from sharing).
+    shares_one_db: bool = False
 
 
 class Session(Protocol):

@@ -17,7 +17,7 @@ from ZODB.utils import z64
 
 from zodbshootout import storages
 from zodbshootout.concurrency import thread_counting
-from zodbshootout.concurrency.session import SHARED, SessionSpec
+from zodbshootout.concurrency.session import SessionSpec
 from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
 from zodbshootout.config.loader import parse_source
 from zodbshootout.database.cache_sizing import size_caches
@@ -117,7 +117,7 @@ class ThreadSession:
         self._shared_db: Any = None
         self._shared_oids: frozenset[bytes] = frozenset()
         self._broken: str | None = None
-        if spec.sharing == SHARED:
+        if spec.shares_one_db:
             self._shared_db = self._open("shared")
 
     # -- opening databases --

@@ -212,14 +212,14 @@ class RunOptions:
 
 
 def _insight_problems(options: RunOptions) -> list[str]:
-    """What is wrong with --index-entries and --cache-trace."""
+    """What is wrong with --index-entries.
+
+    What a concurrency mode refuses (--cache-trace, --hosts outside process
+    mode) is its record's to say: see concurrency.modes.Mode.option_problems.
+    """
     found = []
     if options.index_entries < 0:
         found.append("--index-entries must be a whole number of at least 0")
-    if options.cache_trace_dir is not None and options.mode != PROCESSES:
-        found.append("--cache-trace traces worker processes; run without --threads/--gevent")
-    if options.hosts and options.mode != PROCESSES:
-        found.append("--hosts starts worker processes; run it without --threads/--gevent")
     return found
 
 

@@ -47,6 +47,8 @@ class FloorHooks:
     record: Callable[[int, int, int, PhaseTiming], None]  # count, workers, repetition, timing
     fail: Callable[[int, int, Sequence[str], str], None]  # count, workers, phases, reason
     run_stage: Callable[[list[Any], float], Any]  # tasks, timeout -> StageOutcome
+    #: Whether the run's concurrency mode has worker processes (its record says).
+    worker_processes: bool
 
 
 def not_applicable(phases: Sequence[str]) -> dict[str, str]:
@@ -90,7 +92,7 @@ def measure_floor(
     writes, reads = plan_stages(phases)
     for count in options.object_counts:
         for workers in options.concurrencies:
-            problem = _problem(spec.backend, options.mode, workers)
+            problem = _problem(spec.backend, hooks.worker_processes, workers)
             if problem:
                 hooks.fail(count, workers, measured, problem)
                 continue
@@ -131,8 +133,8 @@ def _reads(measured: Sequence[str]) -> list[str]:
     return [phase for phase in measured if phase in READ_PHASES]
 
 
-def _problem(backend: str, mode: str, workers: int) -> str | None:
-    if mode != "processes":
+def _problem(backend: str, worker_processes: bool, workers: int) -> str | None:
+    if not worker_processes:
         return PROCESSES_ONLY
     if backend == "leveldb" and workers > 1:
         return "LevelDB can be opened by only one process at a time; measure it with -c 1"
@@ -147,6 +149,7 @@ def measure_column(
     report: Callable[[int, int, int, str], None],
     fail: Callable[[int, int, Sequence[str], str], None],
     run_stage: Callable[[list[Any], float], Any],
+    worker_processes: bool,
 ) -> None:
     """Floor *name*'s whole column in *result*: its description, footnoted phases, timings.
 
@@ -161,5 +164,5 @@ def measure_column(
     def record(count: int, workers: int, repetition: int, timing: PhaseTiming) -> None:
         result.measurements.append(Measurement(name, workers, count, repetition, timing))
 
-    hooks = FloorHooks(report, record, fail, run_stage)
+    hooks = FloorHooks(report, record, fail, run_stage, worker_processes)
     measure_floor(config, name, result.phases, options, hooks)

@@ -265,12 +265,6 @@ def comparable_facts(metadata: dict[str, Any]) -> dict[str, Any]:
             return None  # not recorded: unknown, not different
         return packages[name] or "not installed"
 
-    mode = options.get("mode")
-    # Files before concurrency_mode was recorded: the mode and, for threads and
-    # gevent, their sharing ("threads" before it was named "sharing").
-    sharing = options.get("sharing") or options.get("threads")
-    if mode and sharing and mode != "processes":
-        mode = f"{mode}:{sharing}"
     facts = {
         "CPU model": environment.get("cpu_model"),
         "CPU cores": environment.get("cpu_count"),
@@ -279,10 +273,27 @@ def comparable_facts(metadata: dict[str, Any]) -> dict[str, Any]:
         "ZEO": version("ZEO"),
         "RelStorage": version("RelStorage"),
         "object size": options.get("object_size_bytes"),
-        "concurrency mode": metadata.get("concurrency_mode") or mode,
+        "concurrency mode": metadata.get("concurrency_mode") or _saved_mode(options),
         "zodbshootout": environment.get("zodbshootout"),
     }
     return {name: value for name, value in facts.items() if value is not None}
+
+
+#: Files from before ``concurrency_mode`` was recorded: each saved mode name
+#: and whether its record describes it with its sharing (Mode.describe; a
+#: unit test holds the two together).  A past format's names: no new mode
+#: will be written without ``concurrency_mode``, so nothing is to be added.
+_SAVED_MODE_WITH_SHARING = {"processes": False, "threads": True, "gevent": True}
+
+
+def _saved_mode(options: dict[str, Any]) -> str | None:
+    """The concurrency mode an old file's options name, as ``concurrency_mode`` reads."""
+    mode = options.get("mode")
+    # Threads and gevent add their sharing ("threads" before it was named "sharing").
+    sharing = options.get("sharing") or options.get("threads")
+    if mode and sharing and _SAVED_MODE_WITH_SHARING.get(mode, True):
+        return f"{mode}:{sharing}"
+    return mode
 
 
 def differing_facts(base: dict[str, Any], other: dict[str, Any]) -> list[tuple[str, Any, Any]]:

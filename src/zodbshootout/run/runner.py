@@ -61,6 +61,7 @@ class Runner:
         progress: ProgressCallback = ignore_progress,
         on_database_done: Callable[[RunResult], None] | None = None,
     ) -> None:
+        concurrency.refuse_options(options)
         self.config = config
         self.options = options
         self.progress = progress
@@ -268,8 +269,16 @@ class Runner:
 
         report = functools.partial(self._report, name)
         try:
+            processes = concurrency.mode_of(self.options.mode).worker_processes
             floor.measure_column(
-                self.config, name, self.result, self.options, report, fail, run_stage_in_processes
+                self.config,
+                name,
+                self.result,
+                self.options,
+                report,
+                fail,
+                run_stage_in_processes,
+                processes,
             )
         except ForeignStoreError as e:
             self.result.refused.append(name)
