@@ -120,6 +120,31 @@ def test_an_embedded_server_that_cannot_start_shows_its_own_error(tmp_path, writ
     assert (data / "zeo.fs").read_text() == "not a FileStorage\n"
 
 
+@pytest.mark.zeo
+@pytest.mark.parametrize("kind", ["fifo", "socket", "directory", "device"])
+def test_a_served_filestorage_path_that_is_no_regular_file_is_refused_creating_nothing(
+    tmp_path, write_config, kind
+):
+    """As a plain <filestorage> path is: before the server creates PATH.lock beside it."""
+    devices = tmp_path / "devices"
+    devices.mkdir()
+    path, keep = make_target(devices, kind)
+    config = write_config(
+        f"<zodb zfs>\n  <embeddedzeo>\n    <filestorage>\n      path {path}\n"
+        "    </filestorage>\n  </embeddedzeo>\n</zodb>\n"
+    )
+    with keep:
+        done = run_cli(config, *QUICK_PROCESSES, timeout=120)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    described = {"fifo": "a FIFO", "socket": "a socket", "directory": "a directory"}
+    assert done.stderr == (
+        f"zodbshootout: error: zfs: the FileStorage path {path} is "
+        f"{described.get(kind, 'a character device')}, not a regular file; "
+        "name a new file or an existing FileStorage\n"
+    )
+    assert [p.name for p in devices.iterdir()] == [kind]
+
+
 # --- 5. --timeout covers starting the workers ---------------------------------------
 
 

@@ -137,8 +137,19 @@ def prepare_to_open(database_factory: Any, client_label: str) -> None:
     """Before a process opens the database: name its client caches, install patches."""
     for factory in storage_factories(database_factory):
         kind = kind_of_factory(factory)
+        kind.check_paths(factory)
         kind.name_client_cache(factory, client_label)
         kind.prepare_process(factory)
+
+
+def check_served_paths(database_factory: Any) -> None:
+    """A CellError for a path an embedded ZEO server of the database would open unsafely.
+
+    Asked before the server starts, so that it creates nothing beside a
+    device any more than a worker would (see StorageKind.check_paths).
+    """
+    for factory in _walk(database_factory, into_servers=True):
+        kind_of_factory(factory).check_paths(factory)
 
 
 def before_repetition(database_factory: Any) -> None:

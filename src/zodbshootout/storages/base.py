@@ -162,6 +162,13 @@ class StorageKind:
 
     # -- before opening, per process --
 
+    def check_paths(self, factory: Any) -> None:
+        """A CellError for a path that opening *factory* would harm (a device, a FIFO).
+
+        Asked before a worker opens the storage and, for a storage an
+        embedded ZEO server serves, in the runner before the server starts.
+        """
+
     def prepare_process(self, factory: Any) -> None:
         """Patch what this process needs before *factory* opens (e.g. mariadb_compat)."""
 

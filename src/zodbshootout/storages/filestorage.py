@@ -32,7 +32,7 @@ class FileStorageKind(StorageKind):
             "measure it with -c 1 or --threads, or serve it through <embeddedzeo>",
         )
 
-    def prepare_process(self, factory: Any) -> None:
+    def check_paths(self, factory: Any) -> None:
         """Refuse a path that is no regular file before FileStorage creates files beside it.
 
         FileStorage opens PATH.index, PATH.lock and PATH.tmp next to its

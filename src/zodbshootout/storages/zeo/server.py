@@ -171,13 +171,15 @@ class EmbeddedServers:
     """
 
     def __init__(self, config: LoadedConfig, names: list[str]) -> None:
-        from zodbshootout.storages import embedded_zeo_sections
+        from zodbshootout.storages import check_served_paths, embedded_zeo_sections
 
         self._servers: dict[str, list[ZEOServerProcess]] = {}
         self._launch_errors: dict[str, Exception] = {}
         for name in names:
             servers = self._servers[name] = []
             try:
+                if embedded_zeo_sections(config.databases[name]):
+                    check_served_paths(config.databases[name])
                 for index in range(len(embedded_zeo_sections(config.databases[name]))):
                     servers.append(ZEOServerProcess(ServerRequest(config.source, name, index)))
             except Exception as e:  # e.g. OSError: too many open files
