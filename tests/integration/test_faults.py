@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from support import configs, privatepg
+from support import configs, privatemariadb, privatepg
 from support.local import free_port, runzeo
 from support.processes import run_cli_in_session, start_cli, wait_until_session_empty
 
@@ -315,4 +315,41 @@ def test_a_postgresql_server_killed_at_populate_fails_its_cells(
     saved = str(tmp_path / "run.json")
     outcome = run_killing_at_populate(config, "pg", 2, private_postgresql.crash, saved)
     assert_populate_failure_reported(*outcome, "pg", 2, saved)
+    assert "Faults-Pw-5Tq" not in outcome[1] + outcome[2]
+
+
+@pytest.fixture
+def private_mariadb():
+    """A MariaDB server of this test's own, which it may kill at will."""
+    reason = privatemariadb.unavailable()
+    if reason:
+        pytest.skip(reason)
+    pytest.importorskip("MySQLdb")
+    server = privatemariadb.PrivateMariaDB("zs_faults", "Faults-Pw-5Tq").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.mysql
+def test_a_mariadb_server_killed_at_populate_fails_its_cells(
+    write_config, private_mariadb, tmp_path
+):
+    mysql = textwrap.indent(private_mariadb.mysql_section(), " " * 10)
+    config = write_config(
+        f"""
+<zodb maria>
+  <relstorage>
+    <mysql>
+{mysql}
+    </mysql>
+  </relstorage>
+</zodb>
+"""
+        + textwrap.dedent(TWO_SQLITE).split("<zodb bystander>")[0].replace("victim", "local")
+    )
+    saved = str(tmp_path / "run.json")
+    outcome = run_killing_at_populate(config, "maria", 2, private_mariadb.crash, saved)
+    assert_populate_failure_reported(*outcome, "maria", 2, saved)
     assert "Faults-Pw-5Tq" not in outcome[1] + outcome[2]

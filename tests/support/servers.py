@@ -13,6 +13,7 @@ import pwd
 import shutil
 import sys
 
+from support import privatemariadb
 from support.netns import Host
 
 PG_BIN = pathlib.Path("/usr/lib/postgresql")
@@ -96,43 +97,12 @@ def start_mariadb(
     """A private MariaDB server listening on the host's address."""
     data = directory / "mariadb"
     socket = directory / "mariadb.sock"
-    install = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
-    server = shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mysqld"
-    client = shutil.which("mariadb") or shutil.which("mysql")
-    host.run(
-        [
-            install,
-            "--no-defaults",
-            f"--datadir={data}",
-            "--user=root",
-            "--auth-root-authentication-method=normal",
-            "--skip-test-db",
-        ],
-        check=True,
-    )
-    host.spawn(
-        [
-            server,
-            "--no-defaults",
-            f"--datadir={data}",
-            f"--socket={socket}",
-            f"--port={port}",
-            f"--bind-address={host.address}",
-            "--user=root",
-            f"--pid-file={directory / 'mariadb.pid'}",
-            "--skip-log-bin",
-            "--innodb-flush-log-at-trx-commit=0",
-        ]
-    )
+    host.run(privatemariadb.install_command(data), check=True)
+    pid_file = directory / "mariadb.pid"
+    host.spawn(privatemariadb.server_command(data, socket, port, host.address, pid_file))
     host.wait_for_port(port)
-    statements = [f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'"]
-    for database in databases:
-        statements.append(f"CREATE DATABASE {database}")
-        statements.append(f"GRANT ALL ON {database}.* TO '{user}'@'%'")
-    host.run(
-        [client, "--no-defaults", "-uroot", f"--socket={socket}", "-e", "; ".join(statements)],
-        check=True,
-    )
+    statements = privatemariadb.setup_statements(databases, user, password)
+    host.run(privatemariadb.admin_command(socket, statements), check=True)
 
 
 def start_zeo(host: Host, directory: pathlib.Path, port: int) -> None:
