@@ -2,18 +2,25 @@
 
 Not a test: a measurement to run by hand and paste into a report.  It times
 :meth:`zodbshootout.mix.recorder.Recorder.record` (what a worker adds to each
-committed transaction: one HdrHistogram ``record_value``, plus one for the
-service time in an open loop, and the interval bookkeeping) in a loop of
-simulated transactions (one per millisecond of simulated time, so the
-closing of each one-second interval is amortised as in a fast worker),
-against the same loop without recording, and reports the difference per
-transaction (median of several rounds).  The issue's
+committed transaction: its latency in microseconds appended to a list, plus
+the service time in an open loop, and the interval bookkeeping) together with
+what that defers: the fold of those lists into the HdrHistograms when each
+interval closes (:func:`~zodbshootout.mix.recorder.record_values`), and the
+histograms' merging and encoding.  It runs a loop of simulated transactions
+(one per millisecond of simulated time, so each one-second interval's closing
+is shared by 1000 transactions as in a fast worker) against the same loop
+without recording, and reports the difference per transaction (median of
+several rounds).  The latencies take 500 distinct values, as a run's do once
+in whole microseconds; a last line gives the worst case, where every latency
+of an interval is distinct, so the fold can't share any work.  The issue's
 target is at most 2 µs per transaction on a quiet machine.
 
 Then it records as many transactions as a 30-second run of 100,000
-transactions a second would (3 million, in 30 one-second intervals) and
-reports the memory the recorder holds after 1, 10 and 30 intervals
-(tracemalloc): histograms, not lists of samples, so it doesn't grow.
+transactions a second would (3 million, in 30 one-second intervals, so the
+recorder also folds early, every ``FOLD_EVERY`` transactions) and reports
+the memory the recorder holds after 1, 10 and 30 intervals, and its peak
+(tracemalloc): histograms and a bounded list, not lists of samples, so it
+doesn't grow.
 
 Usage::
 
@@ -28,7 +35,7 @@ import statistics
 import time
 import tracemalloc
 
-from zodbshootout.mix.recorder import Recorder, new_histogram
+from zodbshootout.mix.recorder import FOLD_EVERY, Recorder, new_histogram
 
 #: The simulated worker starts a transaction every millisecond (1000 per
 #: second, a fast worker), so each one-second interval's closing (its
@@ -36,27 +43,35 @@ from zodbshootout.mix.recorder import Recorder, new_histogram
 _GAP_SECONDS = 0.001
 
 
-def _loop(transactions: int, recorder: Recorder | None) -> float:
-    """Seconds for *transactions* simulated transactions (recorded if *recorder*)."""
+def _loop(transactions: int, recorder: Recorder | None, distinct: int) -> float:
+    """Seconds for *transactions* simulated transactions (recorded if *recorder*).
+
+    Latencies take *distinct* values 10 µs apart, from 10 µs on, spread
+    evenly over each interval's transactions.
+    """
     operations = ("read", "update")
     clock = time.perf_counter
     begin = clock()
     for i in range(transactions):
         operation = operations[i & 1]
         started = i * _GAP_SECONDS
-        done = started + 0.000_01 * (1 + (i * 7919) % 500)  # 10 µs .. 5 ms
+        done = started + 0.000_01 * (1 + (i * 7919) % distinct)
         if recorder is not None:
             recorder.record(operation, started, started, done)
+    if recorder is not None:
+        recorder.as_data()  # the last interval's fold and the totals' encoding
     return clock() - begin
 
 
-def cost_per_transaction(transactions: int, rounds: int, open_loop: bool) -> list[float]:
+def cost_per_transaction(
+    transactions: int, rounds: int, open_loop: bool, distinct: int = 500
+) -> list[float]:
     """Microseconds recording adds per transaction, one value per round."""
     costs = []
     for _round in range(rounds):
-        bare = _loop(transactions, None)
+        bare = _loop(transactions, None, distinct)
         recorder = Recorder(("read", "update"), start=0.0, open_loop=open_loop)
-        recorded = _loop(transactions, recorder)
+        recorded = _loop(transactions, recorder, distinct)
         costs.append((recorded - bare) / transactions * 1e6)
     return costs
 
@@ -70,8 +85,14 @@ def record_value_floor(transactions: int) -> float:
     return (time.perf_counter() - begin) / transactions * 1e6
 
 
-def memory_after_intervals(per_interval: int, checkpoints: tuple[int, ...]) -> list[int]:
-    """Bytes allocated by the recorder after each checkpoint's number of intervals."""
+def memory_after_intervals(
+    per_interval: int, checkpoints: tuple[int, ...]
+) -> tuple[list[int], int]:
+    """Bytes allocated by the recorder after each checkpoint's number of intervals, and the peak.
+
+    The peak includes the pending latencies of an interval (at most
+    ``FOLD_EVERY``) and a fold's passing tally.
+    """
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     recorder = Recorder(("read", "update"), start=0.0, interval_seconds=1.0)
@@ -81,13 +102,15 @@ def memory_after_intervals(per_interval: int, checkpoints: tuple[int, ...]) -> l
     for interval in range(1, max(checkpoints) + 1):
         for i in range(per_interval):
             start = (done + i) * gap
-            recorder.record(("read", "update")[i & 1], start, start, start + 0.001)
+            latency = 0.000_01 * (1 + (i * 7919) % 500)
+            recorder.record(("read", "update")[i & 1], start, start, start + latency)
         done += per_interval
         if interval in checkpoints:
             recorder.close_intervals(done * gap)
             sizes.append(tracemalloc.get_traced_memory()[0] - base)
+    peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    return sizes
+    return sizes, peak
 
 
 def main() -> None:
@@ -97,9 +120,13 @@ def main() -> None:
     parser.add_argument("--per-interval", type=int, default=100_000)
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    for open_loop in (False, True):
-        costs = cost_per_transaction(args.transactions, args.rounds, open_loop)
-        kind = "open loop (--rate)" if open_loop else "closed loop"
+    runs = (
+        ("closed loop", False, 500),
+        ("open loop (--rate)", True, 500),
+        ("closed loop, every latency of an interval distinct", False, 5000),
+    )
+    for kind, open_loop, distinct in runs:
+        costs = cost_per_transaction(args.transactions, args.rounds, open_loop, distinct)
         print(
             f"{kind}: recording costs {statistics.median(costs):.2f} µs per transaction "
             f"(median of {args.rounds} rounds; range {min(costs):.2f}-{max(costs):.2f})"
@@ -110,11 +137,14 @@ def main() -> None:
         "µs here (a loaded machine multiplies every figure alike)"
     )
     checkpoints = (1, 10, 30)
-    sizes = memory_after_intervals(args.per_interval, checkpoints)
+    sizes, peak = memory_after_intervals(args.per_interval, checkpoints)
     shown = ", ".join(
         f"{n} s: {size / 1024:.0f} KiB" for n, size in zip(checkpoints, sizes, strict=True)
     )
-    print(f"recorder memory at {args.per_interval} transactions/s: {shown}")
+    print(
+        f"recorder memory at {args.per_interval} transactions/s: {shown}; "
+        f"peak {peak / 1024:.0f} KiB (pending latencies fold every {FOLD_EVERY} transactions)"
+    )
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 

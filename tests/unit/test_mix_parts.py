@@ -149,13 +149,112 @@ def test_recorder_keeps_percentiles_and_intervals_from_intended_starts():
 
 def test_recorder_memory_does_not_grow_with_transactions():
     recorder = Recorder(("read",), start=0.0, interval_seconds=1000.0)
+    entry = recorder.operations["read"]
     sizes = []
     for batch in range(3):
         for i in range(20_000):
             recorder.record("read", 0.0, 0.0, 0.000_1 * (1 + i % 977) + batch)
-        sizes.append(sys.getsizeof(recorder.operations["read"].interval.counts))
+        sizes.append(sys.getsizeof(entry.latency.counts))
+        # A long interval folds its pending latencies early: the list stays short.
+        assert len(entry.pending_latency) < mixrecorder.FOLD_EVERY
+        recorded = entry.latency.get_total_count() + len(entry.pending_latency)
+        assert recorded == 20_000 * (batch + 1)
+        assert recorder.interval.get_total_count() == entry.latency.get_total_count()
     assert sizes[0] == sizes[-1]
-    assert len(mixrecorder.encode(recorder.operations["read"].interval)) < 20_000
+    recorder.fold()
+    assert entry.pending_latency == []
+    assert entry.latency.get_total_count() == 60_000
+    assert len(mixrecorder.encode(recorder.interval)) < 20_000
+
+
+def _one_by_one(values):
+    """A histogram of *values* recorded as the recorder did before it folded them."""
+    histogram = mixrecorder.new_histogram()
+    for value in values:
+        histogram.record_value(min(value, mixrecorder.HIGHEST_MICROSECONDS))
+    return histogram
+
+
+def _assert_same_histogram(folded, one_by_one):
+    assert list(folded.counts) == list(one_by_one.counts)
+    assert folded.get_total_count() == one_by_one.get_total_count()
+    assert folded.get_min_value() == one_by_one.get_min_value()
+    assert folded.get_max_value() == one_by_one.get_max_value()
+    # The raw extremes too (the getters round them to their buckets' bounds).
+    assert (folded.min_value, folded.max_value) == (one_by_one.min_value, one_by_one.max_value)
+    percentiles = [0.0, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0]
+    assert folded.get_percentile_to_value_dict(percentiles) == (
+        one_by_one.get_percentile_to_value_dict(percentiles)
+    )
+    assert mixrecorder.encode(folded) == mixrecorder.encode(one_by_one)
+
+
+@pytest.mark.parametrize(
+    "spread",
+    [
+        (1, 2_000),  # the first bucket: one microsecond per count
+        (1, 5_000_000),  # the usual latencies, every bucket up to 5 s
+        (-3, 10),  # below zero is refused, zero is the lowest bucket
+        (3_500_000_000, 4_000_000_000),  # an hour and more counts as an hour
+    ],
+)
+def test_folding_latencies_equals_recording_them_one_by_one(spread):
+    rng = random.Random(spread[0])
+    values = [rng.randint(*spread) for _ in range(3000)]
+    values += [int(rng.lognormvariate(7, 2)) for _ in range(3000)]  # many repeats
+    hour = mixrecorder.HIGHEST_MICROSECONDS
+    values += [-1, 0, 1, 2047, 2048, 2049, 4095, 4096, hour - 1, hour, hour + 1]  # edges
+    rng.shuffle(values)
+    folded, also = mixrecorder.new_histogram(), mixrecorder.new_histogram()
+    mixrecorder.record_values(values[:1000], folded)
+    mixrecorder.record_values(values[1000:], folded, also)  # onto one that has counts
+    _assert_same_histogram(folded, _one_by_one(values))
+    _assert_same_histogram(also, _one_by_one(values[1000:]))
+    nothing = mixrecorder.new_histogram()
+    mixrecorder.record_values([-1, -5], nothing)
+    _assert_same_histogram(nothing, mixrecorder.new_histogram())
+
+
+def test_recorder_histograms_equal_one_record_value_per_transaction(monkeypatch):
+    # Folds early (every 100 transactions) and at each interval's end.
+    monkeypatch.setattr(mixrecorder, "FOLD_EVERY", 100)
+    rng = random.Random(7)
+    recorder = Recorder(("read", "update"), start=0.0, interval_seconds=0.5, open_loop=True)
+    latencies = {op: [] for op in ("read", "update")}
+    services = {op: [] for op in ("read", "update")}
+    per_interval = [[] for _ in range(4)]
+    intended = done = 0.0
+    for _ in range(1000):
+        # One worker: a transaction starts when intended or when the last one is done.
+        intended += 0.002
+        operation = rng.choice(("read", "update"))
+        started = max(intended, done)
+        done = started + rng.lognormvariate(-8, 1.5)
+        recorder.record(operation, intended, started, done)
+        latencies[operation].append(int((done - intended) * 1e6))
+        services[operation].append(int((done - started) * 1e6))
+        if done < 2.0:
+            per_interval[int(done / 0.5)].append(latencies[operation][-1])
+    recorder.close_intervals(2.0)
+    assert [count for count, _h in recorder.intervals] == [len(v) for v in per_interval]
+    for (_count, encoded), values in zip(recorder.intervals, per_interval, strict=True):
+        _assert_same_encoded(encoded, values)
+    data = recorder.as_data()
+    for operation in ("read", "update"):
+        record = data["operations"][operation]
+        assert record["count"] == len(latencies[operation])
+        _assert_same_encoded(record["latency"], latencies[operation])
+        _assert_same_encoded(record["service"], services[operation])
+        entry = recorder.operations[operation]
+        _assert_same_histogram(entry.latency, _one_by_one(latencies[operation]))
+        _assert_same_histogram(entry.service, _one_by_one(services[operation]))
+
+
+def _assert_same_encoded(encoded, values):
+    """The recorder's encoded histogram is that of *values* recorded one by one."""
+    expected = mixrecorder.encode(_one_by_one(values))
+    assert encoded == expected
+    _assert_same_histogram(mixrecorder.decode(encoded), mixrecorder.decode(expected))
 
 
 def _record(worker_data, seconds, database="db", intervals=None):
@@ -318,7 +417,7 @@ def test_recorder_memory_stays_flat_over_a_30_second_run():
         import mix_record
     finally:
         sys.path.pop(0)
-    after_1, after_10, after_30 = mix_record.memory_after_intervals(2000, (1, 10, 30))
+    (after_1, after_10, after_30), _peak = mix_record.memory_after_intervals(2000, (1, 10, 30))
     assert after_30 - after_1 < 64 * 1024, (after_1, after_10, after_30)
 
 
