@@ -223,3 +223,56 @@ def test_the_chart_interval_crosses_one_exactly_when_inconclusive():
         for cell in comparison.tested:
             low, high = cell.ratio_interval()
             assert (low <= 1.0 <= high) == (cell.verdict == "inconclusive"), cell
+
+
+def _with_index_entries(result, entries):
+    result.metadata["index_entries"] = entries
+    return result
+
+
+def test_a_run_with_index_entries_against_one_without_gives_the_cost_per_entry():
+    plain = _with_index_entries(sample_result(), 0)
+    indexed = _with_index_entries(sample_result({"add": 1.5}), 2)
+    comparison = compare_results(plain, indexed)
+    costs = {cost.key.database: cost for cost in comparison.index_costs}
+    assert sorted(costs) == ["postgresql", "zeo_fs"]  # add only: cold writes no entries
+    assert {cost.key.phase for cost in costs.values()} == {"add"}
+    for database, factor in (("postgresql", 1.0), ("zeo_fs", 1.25)):
+        cost = costs[database]
+        # A worker's 1000 objects took 0.1005 s × factor (mean of its two workers)
+        # without entries and half as long again with 2 entries per object.
+        seconds_per_object = 0.1005 * factor / 1000
+        assert cost.microseconds_per_entry == pytest.approx(
+            0.5 * seconds_per_object / 2 * 1e6, rel=0.01
+        )
+        assert cost.indexed_keys_per_second == pytest.approx(3 * cost.indexed_rate)
+        assert cost.plain_keys_per_second == cost.plain_rate
+    # Either order: the run without entries is the plain one.
+    backwards = compare_results(indexed, plain).index_costs
+    assert [c.microseconds_per_entry for c in backwards] == [
+        c.microseconds_per_entry for c in comparison.index_costs
+    ]
+    table = "\n".join(format_table(comparison))
+    assert "Index cost of --index-entries 2" in table
+    assert "µs/entry" in table
+    document = json.loads("\n".join(format_comparisons([comparison], "json")))
+    rows = document["comparisons"][0]["index_cost"]
+    assert [row["database"] for row in rows] == ["postgresql", "zeo_fs"]
+    assert rows[0]["microseconds_per_entry"] == pytest.approx(25.1, rel=0.01)
+
+
+@pytest.mark.parametrize("entries", [(0, 0), (2, 2), (2, 3)])
+def test_no_index_cost_unless_exactly_one_run_wrote_index_entries(entries):
+    base = _with_index_entries(sample_result(), entries[0])
+    changed = _with_index_entries(sample_result({"add": 1.5}), entries[1])
+    comparison = compare_results(base, changed)
+    assert comparison.index_costs == []
+    assert "Index cost" not in "\n".join(format_table(comparison))
+
+
+def test_a_cell_too_noisy_to_show_any_slowdown_is_said_in_words():
+    noisy = with_noise(sample_result(), "postgresql", "add", (1.0, 4.0, 0.25))
+    lines = format_table(compare_results(noisy, sample_result()))
+    overall = next(line for line in lines if line.startswith("Overall"))
+    assert "no slowdown, however large, could show in postgresql, add" in overall
+    assert "none or more" not in overall

@@ -101,6 +101,11 @@ def _sensitivity_lines(comparison: Comparison) -> list[str]:
             f"Overall: untested cells (e.g. {describe_cell(worst.key)}) could show no change: "
             "run both with -r 5 or more."
         ]
+    if math.isinf(seen):
+        return [
+            f"Overall: no slowdown, however large, could show in {describe_cell(worst.key)} "
+            "(too few repetitions for its spread): run both with more repetitions."
+        ]
     return [
         f"Overall: these runs could detect a slowdown of {format_percent(seen)} or more in "
         f"every cell; the least sensitive is {describe_cell(worst.key)}."
@@ -180,6 +185,7 @@ def format_table(comparison: Comparison) -> list[str]:
         line(summary),
         "",
         *method_lines(comparison),
+        *_index_cost_table(comparison),
     ]
 
 
@@ -204,7 +210,63 @@ def format_markdown(comparison: Comparison) -> list[str]:
         line(summary),
         # Blank lines between: one Markdown paragraph each.
         *(part for text in method_lines(comparison) for part in ("", _escape(text))),
+        *_index_cost_markdown(comparison),
     ]
+
+
+def _index_cost_rows(comparison: Comparison) -> tuple[str, list[list[str]]]:
+    """The title and rows (header first) of the index cost, or no rows."""
+    costs = comparison.index_costs
+    if not costs:
+        return "", []
+    entries = costs[0].entries
+    title = (
+        f"Index cost of --index-entries {entries} (the run without index entries against "
+        f"the run with them): keys/s counts each record's key and its {entries} index "
+        "entries; µs/entry is the time one entry adds to one object in one worker."
+    )
+    rows = [["database", "c", "phase", "records/s", "keys/s", f"records/s K={entries}"]]
+    rows[0] += [f"keys/s K={entries}", "µs/entry"]
+    for cost in costs:
+        per_entry = cost.microseconds_per_entry
+        rows.append(
+            [
+                cost.key.database,
+                str(cost.key.concurrency),
+                phase_label(cost.key.phase, cost.key.object_count),
+                f"{cost.plain_rate:,.0f}",
+                f"{cost.plain_keys_per_second:,.0f}",
+                f"{cost.indexed_rate:,.0f}",
+                f"{cost.indexed_keys_per_second:,.0f}",
+                "-" if per_entry is None else f"{per_entry:.2f}",
+            ]
+        )
+    return title, rows
+
+
+def _index_cost_table(comparison: Comparison) -> list[str]:
+    title, rows = _index_cost_rows(comparison)
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["", title]
+    for row in rows:
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2])]
+        cells += [text.rjust(width) for text, width in zip(row[3:], widths[3:], strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def _index_cost_markdown(comparison: Comparison) -> list[str]:
+    title, rows = _index_cost_rows(comparison)
+    if not rows:
+        return []
+
+    def line(row: list[str]) -> str:
+        return "| " + " | ".join(_escape(text) for text in row) + " |"
+
+    rule = "| --- | ---: | --- |" + " ---: |" * (len(rows[0]) - 3)
+    return ["", _escape(title), "", line(rows[0]), rule, *(line(row) for row in rows[1:])]
 
 
 _CSV_HEADER = [
@@ -294,6 +356,18 @@ def _json_document(comparison: Comparison) -> dict[str, Any]:
         ],
         "only_in_base": [key.__dict__ for key in comparison.only_in_base],
         "only_in_changed": [key.__dict__ for key in comparison.only_in_changed],
+        "index_cost": [
+            {
+                **cost.key.__dict__,
+                "index_entries": cost.entries,
+                "records_per_second": _finite(cost.plain_rate),
+                "keys_per_second": _finite(cost.plain_keys_per_second),
+                "indexed_records_per_second": _finite(cost.indexed_rate),
+                "indexed_keys_per_second": _finite(cost.indexed_keys_per_second),
+                "microseconds_per_entry": _finite(cost.microseconds_per_entry),
+            }
+            for cost in comparison.index_costs
+        ],
     }
 
 

@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass, field
 
 from zodbshootout.errors import UsageError
+from zodbshootout.results.index_cost import IndexCost, index_costs
 from zodbshootout.results.record import DATABASE_ORDER, CellKey, RunResult
 from zodbshootout.results.stats import (
     Stats,
@@ -239,6 +240,8 @@ class Comparison:
     cells: list[CellComparison]
     only_in_base: list[CellKey] = field(default_factory=list)
     only_in_changed: list[CellKey] = field(default_factory=list)
+    #: When exactly one run wrote index entries: their cost per add/update cell.
+    index_costs: list[IndexCost] = field(default_factory=list)
 
     @property
     def tested(self) -> list[CellComparison]:
@@ -342,6 +345,7 @@ def compare_results(
         cells,
         only_in_base=[k for k in _planned_cells(base) if not _planned(changed, k)],
         only_in_changed=[k for k in _planned_cells(changed) if not _planned(base, k)],
+        index_costs=index_costs(base, changed, aggregate),
     )
 
 
