@@ -1,10 +1,11 @@
-"""The cell loop of a ``<rawkv>`` floor: repetitions of a write and a read stage.
+"""A repetition of a ``<rawkv>`` floor's cell: a write and a read stage.
 
-The same loop as a ZODB database's (see zodbshootout.run.runner): for each count,
-concurrency level and repetition, the tool's records are removed (untimed,
-like populate), then c fresh worker processes run the write stage and c
-other fresh processes the read stage, between the same barriers, and their
-timings are recorded.  The runner hands in how it records, reports and fails
+The runner repeats a floor's cells in the same rounds as a ZODB database's
+(see zodbshootout.run.runner and .rounds: warm-up, -r, --precision,
+--max-time).  A repetition removes the tool's records (untimed, like
+populate), then c fresh worker processes run the write stage and c other
+fresh processes the read stage, between the same barriers, and their timings
+are recorded.  The runner hands in how it records, reports and fails
 (:class:`FloorHooks`), and how it runs a stage in processes.
 """
 
@@ -25,7 +26,7 @@ from zodbshootout.rawkv.stage import (
     plan_stages,
     remove_records,
 )
-from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import PhaseTiming
 
 #: What the size readings of a floor count, per backend (see rawkv.backends).
 SIZE_METHODS = {
@@ -41,14 +42,12 @@ PROCESSES_ONLY = (
 
 @dataclass(frozen=True)
 class FloorHooks:
-    """What the runner lends the floor's loop."""
+    """What the runner lends one repetition of a floor's cell (bound to that cell)."""
 
-    report: Callable[[int, int, int, str], None]  # count, workers, repetition, stage
-    record: Callable[[int, int, int, PhaseTiming], None]  # count, workers, repetition, timing
-    fail: Callable[[int, int, Sequence[str], str], None]  # count, workers, phases, reason
+    report: Callable[[str], None]  # the step starting: "populate", "write", "read"
+    record: Callable[[list[PhaseTiming]], None]  # a finished stage's timings
+    fail: Callable[[Sequence[str], str], None]  # the phases lost, why
     run_stage: Callable[[list[Any], float], Any]  # tasks, timeout -> StageOutcome
-    #: Whether the run's concurrency mode has worker processes (its record says).
-    worker_processes: bool
 
 
 def not_applicable(phases: Sequence[str]) -> dict[str, str]:
@@ -78,91 +77,75 @@ def describe(section: RawKVSection) -> dict[str, Any]:
     }
 
 
-def measure_floor(
-    config: LoadedConfig,
-    name: str,
-    phases: Sequence[str],
-    options: Any,
-    hooks: FloorHooks,
+def set_up(
+    name: str, section: RawKVSection, phases: Sequence[str], metadata: dict[str, Any]
 ) -> None:
-    """Measure floor *name* for every count and concurrency level of *options*."""
-    section: RawKVSection = config.databases[name]
-    spec = section.spec()
-    measured = [phase for phase in phases if phase in MEASURED]
-    writes, reads = plan_stages(phases)
-    for count in options.object_counts:
-        for workers in options.concurrencies:
-            problem = _problem(spec.backend, hooks.worker_processes, workers)
-            if problem:
-                hooks.fail(count, workers, measured, problem)
-                continue
-            for repetition in range(1, options.repetitions + 1):
-                hooks.report(count, workers, repetition, "populate")
-                remove_records(spec)
-                for stage, steps in (("write", writes), ("read", reads)):
-                    if not steps:
-                        continue
-                    hooks.report(count, workers, repetition, stage)
-                    tasks: list[Any] = [
-                        RawStageTask(
-                            source=config.source,
-                            spec=spec,
-                            worker=worker,
-                            object_count=count,
-                            object_size_bytes=options.object_size_bytes,
-                            steps=tuple(steps),
-                            barrier_timeout_seconds=options.timeout_seconds,
-                            measure_size=worker == 0,
-                        )
-                        for worker in range(workers)
-                    ]
-                    outcome = hooks.run_stage(tasks, options.timeout_seconds)
-                    if outcome.error is not None:
-                        lost = measured if stage == "write" else _reads(measured)
-                        hooks.fail(count, workers, lost, f"{stage} stage failed: {outcome.error}")
-                        break
-                    for timing in outcome.timings:
-                        hooks.record(count, workers, repetition, timing)
-                else:
-                    continue
-                break  # a failed stage ends the cell
-            hooks.report(count, workers, options.repetitions, "done")
+    """Record what the result file says of floor *name*: its description, footnoted phases."""
+    metadata.setdefault("databases", {})[name] = describe(section)
+    skipped = not_applicable(phases)
+    if skipped:
+        metadata.setdefault("not_applicable", {})[name] = skipped
 
 
-def _reads(measured: Sequence[str]) -> list[str]:
-    return [phase for phase in measured if phase in READ_PHASES]
+def measured_phases(phases: Sequence[str]) -> list[str]:
+    """The selected phases a floor has a number for (the others are footnotes)."""
+    return [phase for phase in phases if phase in MEASURED]
 
 
-def _problem(backend: str, worker_processes: bool, workers: int) -> str | None:
+def problem(section: RawKVSection, worker_processes: bool, workers: int) -> str | None:
+    """Why the floor can't be measured at *workers* in the run's mode, or None."""
     if not worker_processes:
         return PROCESSES_ONLY
-    if backend == "leveldb" and workers > 1:
+    if section.backend == "leveldb" and workers > 1:
         return "LevelDB can be opened by only one process at a time; measure it with -c 1"
     return None
 
 
-def measure_column(
+def repeat(
     config: LoadedConfig,
     name: str,
-    result: RunResult,
+    phases: Sequence[str],
+    count: int,
+    workers: int,
     options: Any,
-    report: Callable[[int, int, int, str], None],
-    fail: Callable[[int, int, Sequence[str], str], None],
-    run_stage: Callable[[list[Any], float], Any],
-    worker_processes: bool,
-) -> None:
-    """Floor *name*'s whole column in *result*: its description, footnoted phases, timings.
+    hooks: FloorHooks,
+) -> list[PhaseTiming] | None:
+    """One repetition of floor *name*'s cell; None if a stage failed (it ends the cell).
 
-    Floors are measured after the ZODB databases, -r repetitions each (no
-    warm-up, no rounds: a raw store's stages take milliseconds).
+    The runner calls it in its rounds, as it repeats a ZODB database's cell
+    (see zodbshootout.run.rounds), so -r, --precision and --max-time apply alike.
     """
-    result.metadata.setdefault("databases", {})[name] = describe(config.databases[name])
-    skipped = not_applicable(result.phases)
-    if skipped:
-        result.metadata.setdefault("not_applicable", {})[name] = skipped
+    spec = config.databases[name].spec()
+    measured = measured_phases(phases)
+    hooks.report("populate")
+    remove_records(spec)
+    timings: list[PhaseTiming] = []
+    for stage, steps in zip(("write", "read"), plan_stages(phases), strict=True):
+        if not steps:
+            continue
+        hooks.report(stage)
+        tasks: list[Any] = [
+            RawStageTask(
+                source=config.source,
+                spec=spec,
+                worker=worker,
+                object_count=count,
+                object_size_bytes=options.object_size_bytes,
+                steps=tuple(steps),
+                barrier_timeout_seconds=options.timeout_seconds,
+                measure_size=worker == 0,
+            )
+            for worker in range(workers)
+        ]
+        outcome = hooks.run_stage(tasks, options.timeout_seconds)
+        if outcome.error is not None:
+            lost = measured if stage == "write" else _reads(measured)
+            hooks.fail(lost, f"{stage} stage failed: {outcome.error}")
+            return None
+        hooks.record(outcome.timings)
+        timings.extend(outcome.timings)
+    return timings
 
-    def record(count: int, workers: int, repetition: int, timing: PhaseTiming) -> None:
-        result.measurements.append(Measurement(name, workers, count, repetition, timing))
 
-    hooks = FloorHooks(report, record, fail, run_stage, worker_processes)
-    measure_floor(config, name, result.phases, options, hooks)
+def _reads(measured: Sequence[str]) -> list[str]:
+    return [phase for phase in measured if phase in READ_PHASES]

@@ -5,8 +5,10 @@ for the run; each database is described (dbinfo) and prepared (dbstate).
 Then each object count and concurrency level measures all databases in
 rounds (see rounds): a warm-up repetition each, then a repetition of each per
 round.  A repetition resets the containers and runs the write and the read
-stage in a session of the concurrency mode.  A failure costs only the cells
-it concerns.
+stage in a session of the concurrency mode.  ``<rawkv>`` floors take part
+in the same rounds (so -r, --precision and --max-time apply to them alike);
+their repetition is rawkv.floor's.  A failure costs only the cells it
+concerns.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ class Runner:
         #: Databases failed as a whole (see _fail_database): their cells are settled.
         self.dropped: set[str] = set()
         self.looped = [name for name in options.ordered_phases if REGISTRY[name].run_loops]
+        #: The <rawkv> floors: measured in the same rounds, by rawkv.floor's repetition.
+        self.floors = [name for name in config.names if is_rawkv(config.databases[name])]
         self.result = RunResult(
             databases=config.names,
             object_counts=list(options.object_counts),
@@ -85,20 +89,17 @@ class Runner:
         metadata.update(started=time.time(), **_workload_metadata(options))
         for note in _workload_notes(options):
             self._note(note)
-        floors = [name for name in self.config.names if is_rawkv(self.config.databases[name])]
         try:
-            names = [name for name in self.config.names if name not in floors]
+            names = [name for name in self.config.names if name not in self.floors]
             with embedded_servers(self.config, names) as servers:
                 ready = {name: self._set_up(servers, name) for name in names}
                 if options.hosts:
                     self._describe_hosts(ready)
+                for name in self.floors:
+                    floor.set_up(name, self.config.databases[name], self.result.phases, metadata)
                 for count in options.object_counts:
                     for workers in options.concurrencies:
                         self._measure_level(ready, count, workers)
-            for name in floors:
-                self._measure_floor(name)
-                if self.on_database_done is not None:
-                    self.on_database_done(self.result)
         except KeyboardInterrupt:
             self.result.interrupted = True
         metadata["finished"] = time.time()
@@ -135,17 +136,20 @@ class Runner:
             self._note(warning)
 
     def _measure_level(self, ready: dict[str, Addresses | None], count: int, workers: int) -> None:
-        """One count and concurrency level of every database, in rounds (see rounds)."""
-        specs = {
-            name: spec
+        """One count and concurrency level of every database and floor, in rounds (see rounds)."""
+        repeaters: dict[str, Callable[[int, Loops], list[PhaseTiming] | None]] = {
+            name: functools.partial(self._repeat, spec, count)
             for name, addresses in ready.items()
             if addresses is not None
             and name not in self.dropped
             and (spec := self._spec(name, addresses, count, workers))
         }
+        for name in self.floors:
+            if name not in self.dropped and self._floor_measurable(name, count, workers):
+                repeaters[name] = functools.partial(self._repeat_floor, name, count, workers)
         measured, done = measure_in_rounds(
-            list(specs),
-            lambda name, repetition, loops: self._repeat(specs[name], count, repetition, loops),
+            [name for name in self.config.names if name in repeaters],
+            lambda name, repetition, loops: repeaters[name](repetition, loops),
             self.options.stopping_rule,
             lambda names: round_rates(self.result, names, count, workers),
             self.looped,
@@ -261,30 +265,45 @@ class Runner:
             if where not in places:
                 places.append(where)
 
-    def _measure_floor(self, name: str) -> None:
-        """A <rawkv> floor's column (see rawkv.floor), after the ZODB databases."""
+    def _floor_measurable(self, name: str, count: int, workers: int) -> bool:
+        """Whether floor *name* can be measured at this level; if not, its cells fail."""
+        processes = concurrency.mode_of(self.options.mode).worker_processes
+        reason = floor.problem(self.config.databases[name], processes, workers)
+        if reason:
+            self._fail(name, count, workers, floor.measured_phases(self.result.phases), reason)
+        return reason is None
 
-        def fail(count: int, workers: int, phases: Sequence[str], reason: str) -> None:
+    def _repeat_floor(
+        self, name: str, count: int, workers: int, repetition: int, loops: Loops
+    ) -> list[PhaseTiming] | None:
+        """One repetition of a floor's cell (0: the warm-up); None if it failed.
+
+        A raw store has no looped phase: *loops* is the rounds' and stays unused.
+        """
+        warmup = repetition == 0
+
+        def report(step: str) -> None:
+            self._report(name, count, workers, repetition, f"warm-up: {step}" if warmup else step)
+
+        def record(timings: list[PhaseTiming]) -> None:
+            self.result.measurements.extend(
+                Measurement(name, workers, count, repetition, timing, warmup=warmup)
+                for timing in timings
+            )
+
+        def fail(phases: Sequence[str], reason: str) -> None:
             self._fail(name, count, workers, tuple(phases), reason)
 
-        report = functools.partial(self._report, name)
+        hooks = floor.FloorHooks(report, record, fail, run_stage_in_processes)
+        phases = self.result.phases
         try:
-            processes = concurrency.mode_of(self.options.mode).worker_processes
-            floor.measure_column(
-                self.config,
-                name,
-                self.result,
-                self.options,
-                report,
-                fail,
-                run_stage_in_processes,
-                processes,
-            )
+            return floor.repeat(self.config, name, phases, count, workers, self.options, hooks)
         except ForeignStoreError as e:
             self.result.refused.append(name)
             self._fail_database(name, str(e))
         except CellError as e:
             self._fail_database(name, str(e))
+        return None
 
     def _report(self, name: str, count: int, workers: int, repetition: int, *event: str) -> None:
         repetitions = max(self.options.repetitions, repetition)
