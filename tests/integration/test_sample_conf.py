@@ -43,6 +43,11 @@ def _provisioned() -> str | None:
 def zeo_server(tmp_path):
     """runzeo -C etc/zeo.conf, from a directory of its own (the config's var/)."""
     (tmp_path / "var").mkdir()
+    try:  # someone else's server there would take this test's data
+        socket.create_connection(("127.0.0.1", 24003), timeout=1).close()
+        pytest.skip("port 24003 is taken: etc/zeo.conf's server would not be this test's")
+    except OSError:
+        pass
     server = subprocess.Popen(
         [sys.executable, "-m", "ZEO.runzeo", "-C", str(ETC / "zeo.conf")],
         cwd=tmp_path,
@@ -54,6 +59,8 @@ def zeo_server(tmp_path):
         while True:
             try:
                 socket.create_connection(("127.0.0.1", 24003), timeout=1).close()
+                if server.poll() is not None:  # it could not bind: another answered
+                    pytest.skip("port 24003 was taken while runzeo -C etc/zeo.conf started")
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
