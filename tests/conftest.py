@@ -144,3 +144,46 @@ def mysql_database():
         with admin.cursor() as cursor:
             cursor.execute(f"DROP DATABASE IF EXISTS {name}")
         admin.close()
+
+
+#: A PostgreSQL advisory lock of the two-key form (RelStorage takes one-key ones).
+PROVISIONED_LOCK = (0x7A6F6462, 1)  # "zodb", the provisioned databases
+
+
+@pytest.fixture
+def provisioned_databases():
+    """etc/provision.sh's databases and memcached, the calling test's alone while it runs.
+
+    Runs of etc/sample.conf and etc/remote-sample.conf write to the same
+    databases, and two at once would replace each other's containers: an
+    advisory lock in zodbshootout_pg, held until the test ends, makes them
+    take turns across pytest-xdist's workers and test sessions.  Skips with
+    the reason when a server, a driver or the provisioning is missing.
+    """
+    for kind in ("postgresql", "mysql", "memcached"):
+        require_server(kind)
+    drivers = (("psycopg2", "postgresql"), ("MySQLdb", "mysql"), ("pylibmc", "memcache"))
+    for module, extra in drivers:
+        try:
+            __import__(module)
+        except ImportError:
+            pytest.skip(f"{module} is not installed (pip install '.[{extra}]')")
+    import psycopg2
+
+    try:
+        connection = psycopg2.connect(
+            host=POSTGRESQL_HOST,
+            port=POSTGRESQL_PORT,
+            dbname="zodbshootout_pg",
+            user="zodbshootout",
+            password="zodbshootout",
+        )
+    except psycopg2.Error as e:
+        pytest.skip(f"run etc/provision.sh first ({' '.join(str(e).split())})")
+    connection.autocommit = True
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", PROVISIONED_LOCK)
+        yield
+    finally:
+        connection.close()  # and with it the lock

@@ -15,28 +15,9 @@ import time
 
 import pytest
 
-from conftest import ETC, require_server, run_cli
+from conftest import ETC, run_cli
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.mysql, pytest.mark.memcached, pytest.mark.zeo]
-
-
-def _provisioned() -> str | None:
-    try:
-        import psycopg2
-    except ImportError:
-        return "psycopg2 is not installed"
-    try:
-        psycopg2.connect(
-            host="127.0.0.1", dbname="zodbshootout_pg", user="zodbshootout", password="zodbshootout"
-        ).close()
-    except psycopg2.Error as e:
-        return f"run etc/provision.sh first ({' '.join(str(e).split())})"
-    for module in ("MySQLdb", "pylibmc"):
-        try:
-            __import__(module)
-        except ImportError:
-            return f"{module} is not installed (pip install '.[all]')"
-    return None
 
 
 @pytest.fixture
@@ -72,12 +53,7 @@ def zeo_server(tmp_path):
         server.wait(30)
 
 
-def test_sample_conf_prints_the_classic_four_columns(zeo_server, tmp_path):
-    for kind in ("postgresql", "mysql", "memcached"):
-        require_server(kind)
-    reason = _provisioned()
-    if reason:
-        pytest.skip(reason)
+def test_sample_conf_prints_the_classic_four_columns(provisioned_databases, zeo_server, tmp_path):
     done = run_cli(str(ETC / "sample.conf"), "-n", "40", "-r", "1", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
