@@ -7,6 +7,11 @@ namespace, the second behind a userspace proxy that delays each direction
 by DELAY_MS (this kernel has no netem).  The command runs in host a, the
 coordinator; its workers run in a and b.  Skips with the reason when not
 root.
+
+etc/remote-sample.conf runs against the database host's address too: its
+ZEO runs there, and proxies listening there forward PostgreSQL, MariaDB
+and memcached to the machine's own provisioned servers on the root
+namespace's loopback (etc/provision.sh), which the test leaves as they are.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ETC
 from support import netns, servers
 from support.processes import session_processes, wait_until_session_empty
 
@@ -62,10 +68,16 @@ def network():
     subprocess.run(["rm", "-rf", str(directory)], check=False)
 
 
-def _start(network, tmp_path: Path, *args: str, fault: str | None = None):
-    """The command in host a, workers on a and b, in a session of its own."""
-    config = tmp_path / "hosts.conf"
-    config.write_text(_config(network["db"].address))
+def _start(
+    network, tmp_path: Path, *args: str, fault: str | None = None, config: Path | None = None
+):
+    """The command in host a, workers on a and b, in a session of its own.
+
+    *config* defaults to the module's two ZEO servers.
+    """
+    if config is None:
+        config = tmp_path / "hosts.conf"
+        config.write_text(_config(network["db"].address))
     env = dict(os.environ, PATH=f"{netns.fake_ssh(str(tmp_path))}:{os.environ['PATH']}")
     if fault:
         env["ZODBSHOOTOUT_FAULT"] = fault
@@ -95,8 +107,8 @@ def _finish(process: subprocess.Popen, head: str = ""):
     return outcome, left
 
 
-def _run(network, tmp_path: Path, *args: str, fault: str | None = None):
-    return _finish(_start(network, tmp_path, *args, fault=fault))
+def _run(network, tmp_path: Path, *args: str, fault: str | None = None, config: Path | None = None):
+    return _finish(_start(network, tmp_path, *args, fault=fault, config=config))
 
 
 def _gateway_in(session: int, namespace: str, timeout: float = 60) -> int:
@@ -199,3 +211,83 @@ def test_a_gateway_killed_on_one_host_fails_only_its_cells(network, tmp_path):
         rf"|host {b}: worker 1 did not start)",
         footnotes[0],
     ), footnotes
+
+
+# etc/remote-sample.conf: the machine's own servers, reached at the database host's address.
+ROOT_SERVERS = {"postgresql": 5432, "mysql": 3306, "memcached": 24004}  # etc/provision.sh's
+# A write and a read from the server: each repetition (and the warm-up) of each of
+# the four databases is then one write and one read stage, each with fresh workers.
+SAMPLE_PHASES = ("add", "cold")
+
+
+@pytest.fixture
+def sample_databases(network, provisioned_databases):
+    """Every database of etc/remote-sample.conf at the database host's address.
+
+    ZEO runs in that namespace on the sample's port; the rest are zero-delay
+    proxies from there to the root namespace's servers, so these connections
+    arrive from 127.0.0.1, as provisioned.  Stopped (by PID) afterwards.
+    """
+    database = network["db"]
+    proxy = [sys.executable, str(SUPPORT / "delay_proxy.py"), "--listen-netns", database.name]
+    proxies = [
+        subprocess.Popen(
+            [*proxy, database.address, str(port), "127.0.0.1", str(port), "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in ROOT_SERVERS.values()
+    ]
+    directory = Path(tempfile.mkdtemp(prefix="zodbshootout-sample-"))
+    before = len(database.processes)  # the module's servers there stay up
+    try:
+        servers.start_zeo(database, directory, 24003)
+        for port in ROOT_SERVERS.values():
+            database.wait_for_port(port)
+        yield database
+    finally:
+        for process in proxies:
+            process.terminate()
+            process.wait(20)
+        database.stop_processes(since=before)
+        subprocess.run(["rm", "-rf", str(directory)], check=False)
+
+
+@pytest.mark.postgresql
+@pytest.mark.mysql
+@pytest.mark.memcached
+def test_remote_sample_on_two_hosts_measures_every_database(network, sample_databases, tmp_path):
+    config = tmp_path / "remote-sample.conf"
+    # As its header says: change the host line only.
+    line = f"%define host {sample_databases.address}"
+    sample = (ETC / "remote-sample.conf").read_text()
+    config.write_text(re.sub(r"(?m)^%define host .*$", line, sample, count=1))
+    result_path = tmp_path / "remote.json"
+    done, left = _run(
+        network, tmp_path, "-n", "50", "-c", "2", "-r", "1", "-q",
+        "-o", str(result_path), *SAMPLE_PHASES, config=config,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert left == []
+    header = done.stdout.splitlines()[0]
+    databases = ["postgresql", "mysql", "mysql_mc", "zeo_fs"]
+    assert [cell.strip() for cell in header.split(",")] == ['"Transaction"', *databases]
+    table = _table(done.stdout)
+    assert list(table) == ["Add 50 Objects", "Read 50 Cold Objects"], done.stdout
+    for label, cells in table.items():
+        assert len(cells) == len(databases), (label, cells)
+        assert all(_rate(cell) for cell in cells), (label, cells)
+    metadata = json.loads(result_path.read_text())["metadata"]
+    assert set(metadata["hosts"]) == {network["a"].name, network["b"].name}
+    for name in ("a", "b"):
+        host = metadata["hosts"][network[name].name]
+        assert host["environment"]["python"]["version"], host
+        assert host["environment"]["packages"]["RelStorage"], host["environment"]
+        # Every worker of every stage ran in the namespace it was assigned to.
+        assert host["net_namespace"] == netns.namespace_id(network[name].name)
+        assert [p["net_namespace"] for p in host["worker_places"]] == [host["net_namespace"]]
+    measured = [s for s in metadata["barrier_skew"] if s["repetition"] == 1]
+    assert {(s["database"], s["phase"]) for s in measured} == {
+        (database, phase) for database in databases for phase in SAMPLE_PHASES
+    }
+    assert all(0 <= s["skew_seconds"] < 1 for s in measured), measured

@@ -67,8 +67,9 @@ class Host:
             time.sleep(0.3)
         raise TimeoutError(f"nothing listens on {self.address}:{port} in {self.name}")
 
-    def stop_processes(self) -> None:
-        for process in reversed(self.processes):
+    def stop_processes(self, since: int = 0) -> None:
+        """Stop the processes spawned here, or those from the *since*-th on (the later ones)."""
+        for process in reversed(self.processes[since:]):
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
                 try:
@@ -76,7 +77,7 @@ class Host:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-        self.processes.clear()
+        del self.processes[since:]
 
 
 class TwoHosts:
