@@ -61,8 +61,8 @@ NOT_RUN = {
     r"^sudo etc/provision\.sh": "changes the system: .ci/run runs it before the tests",
     r"^runzeo -C etc/zeo\.conf": "binds the fixed port 24003: tests/integration/"
     "test_sample_conf.py starts it as shown; the commands here use a ZEO server of their own",
-    r"benchmarks/(stability|floor)\.py": "takes minutes: it measures the machine or the "
-    "harness's overhead, it is not a test",
+    r"benchmarks/(stability|floor|hosts_local)\.py": "takes minutes: it measures the machine "
+    "or the harness's overhead, it is not a test",
     r"\bCONFIG\b": "a synopsis (CONFIG is a placeholder); the --hosts example names other "
     "machines, which tests/integration/test_two_hosts.py makes in network namespaces",
 }
