@@ -10,15 +10,13 @@ no key written or removed).  A store the tool created carries its mark
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
-import os
-import pathlib
-import sqlite3
 
 import pytest
 
 from zodbshootout.cli import entry
+
+from support.hostile import FOREIGN_STORES, checksum
 
 
 def run_main(*argv: str) -> tuple[int, str, str]:
@@ -28,69 +26,14 @@ def run_main(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def checksum(path: pathlib.Path) -> str:
-    """Names, kinds and bytes of everything at *path*."""
-    digest = hashlib.sha256()
-    paths = sorted(path.rglob("*")) if path.is_dir() else [path]
-    for item in paths:
-        digest.update(str(item.relative_to(path.parent)).encode())
-        if item.is_file() and not item.is_fifo():
-            digest.update(item.read_bytes())
-    return digest.hexdigest()
-
-
-def sqlite_notes(path: pathlib.Path) -> None:
-    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("CREATE TABLE notes (body TEXT)")
-        conn.execute("INSERT INTO notes VALUES ('mine')")
-
-
-def sqlite_own_kv(path: pathlib.Path) -> None:
-    """The tool's own table name and schema, and a key under its prefix: still not its."""
-    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("CREATE TABLE kv (key BLOB PRIMARY KEY, value BLOB NOT NULL)")
-        conn.execute("INSERT INTO kv VALUES (?, ?)", (b"zodbshootout/0/0000000000", b"mine"))
-
-
-def sqlite_other_schema(path: pathlib.Path) -> None:
-    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("CREATE TABLE kv (k TEXT, v TEXT, owner TEXT)")
-
-
-def lmdb_environment(path: pathlib.Path) -> None:
-    lmdb = pytest.importorskip("lmdb")
-    env = lmdb.open(str(path), map_size=1 << 20)
-    with env.begin(write=True) as txn:
-        txn.put(b"user-key", b"mine")
-    env.close()
-
-
-def leveldb_directory(path: pathlib.Path) -> None:
-    plyvel = pytest.importorskip("plyvel")
-    db = plyvel.DB(str(path), create_if_missing=True)
-    db.put(b"user-key", b"mine")
-    db.close()
-
-
-def regular_file(path: pathlib.Path) -> None:
-    path.write_bytes(b"my notes\n")
-
-
-CASES = [
-    ("sqlite", sqlite_notes, "is a SQLite database zodbshootout did not create"),
-    ("sqlite", sqlite_own_kv, "is a SQLite database zodbshootout did not create"),
-    ("sqlite", sqlite_other_schema, "is a SQLite database zodbshootout did not create"),
-    ("sqlite", regular_file, "exists and is not a SQLite database zodbshootout created"),
-    ("sqlite", os.mkfifo, "is not a regular file (a SQLite store is one file)"),
-    ("lmdb", lmdb_environment, "is a directory zodbshootout did not create"),
-    ("lmdb", regular_file, "is not a directory (a lmdb store is a directory)"),
-    ("leveldb", leveldb_directory, "is a directory zodbshootout did not create"),
-    ("leveldb", regular_file, "is not a directory (a leveldb store is a directory)"),
-]
+CASES = [(store.backend, store.make, store.says) for store in FOREIGN_STORES]
+NEEDS = {store.make: store.needs for store in FOREIGN_STORES}
 
 
 @pytest.mark.parametrize(("backend", "make", "says"), CASES)
 def test_a_store_the_tool_did_not_create_is_refused_untouched(tmp_path, backend, make, says):
+    if NEEDS[make]:
+        pytest.importorskip(NEEDS[make])
     store = tmp_path / "theirs"
     make(store)
     before = checksum(store)

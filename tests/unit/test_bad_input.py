@@ -25,6 +25,8 @@ from zodbshootout.database.drivers import describe_open_error
 from zodbshootout.redact import RedactingFilter
 from zodbshootout.results.record import Failure, RunResult
 
+from support import hostile
+
 IN_MEMORY = """
 <zodb mem>
   <mappingstorage/>
@@ -262,16 +264,16 @@ def test_log_records_lose_their_passwords():
 
 _NUMBERISH = st.one_of(
     st.integers(min_value=-5, max_value=5).map(str),
-    st.text(alphabet=string.digits + ",.-+ eEx", max_size=6),
+    st.text(alphabet=hostile.NUMBERISH_ALPHABET, max_size=6),
     st.text(max_size=8),
 )
 _OPTION = st.one_of(
-    st.tuples(st.sampled_from(["-n", "-c", "--object-counts", "--concurrency"]), _NUMBERISH),
-    st.tuples(st.sampled_from(["-r", "-s", "--timeout", "--repetitions"]), _NUMBERISH),
-    st.tuples(st.just("--aggregate"), st.sampled_from(["mean", "min", "max", "", "MEAN"])),
+    st.tuples(st.sampled_from(hostile.NUMBER_OPTIONS), _NUMBERISH),
+    st.tuples(st.sampled_from(hostile.COUNT_OPTIONS), _NUMBERISH),
+    st.tuples(st.just("--aggregate"), st.sampled_from(hostile.AGGREGATES)),
     st.tuples(
         st.just("PHASE"),
-        st.sampled_from(["add", "cold", "hot", "chilly", "ADD", "warm", ""])
+        st.sampled_from(hostile.PHASE_WORDS)
         | st.text(alphabet=string.ascii_letters, min_size=1, max_size=8),
     ),
 )
@@ -294,49 +296,12 @@ def test_generated_options_give_a_clean_error(options):
     assert_one_line_error(code, stdout, stderr)
 
 
-_NAME = st.sampled_from(["a", "b", "db-1", "x y", "", "<", "zodb"])
+_NAME = st.sampled_from(hostile.SECTION_NAMES)
 _KEY_LINE = st.one_of(
-    st.sampled_from(
-        [
-            "path $(ZODBSHOOTOUT_DATA)/x.fs",
-            "cache-size 100",
-            "cache-size lots",
-            "data-dir /tmp/never",
-            "dsn host=h password=p",
-            "passwd secret",
-            "colour blue",
-            "pool-size -1",
-            "%define X 1",
-            "%define",
-            "path $X",
-            "path $(UNSET_VARIABLE_Q)",
-            "$",
-            "%",
-            "<",
-            ">",
-            "</>",
-            "<>",
-            "%import ZODB",
-            "%import relstorage",
-        ]
-    ),
+    st.sampled_from(hostile.CONFIG_KEY_LINES),
     st.text(alphabet=string.printable, max_size=20),
 )
-_SECTION_TYPE = st.sampled_from(
-    [
-        "zodb",
-        "mappingstorage",
-        "filestorage",
-        "relstorage",
-        "sqlite3",
-        "postgresql",
-        "embeddedzeo",
-        "demostorage",
-        "nosuchtype",
-        "zeoclient",
-        "",
-    ]
-)
+_SECTION_TYPE = st.sampled_from(hostile.SECTION_TYPES)
 
 
 @st.composite

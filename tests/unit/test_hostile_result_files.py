@@ -16,10 +16,10 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sample_run import sample_result
 
 from zodbshootout.cli.entry import main
-from zodbshootout.results import file as resultfile
+
+from support.hostile import HOSTILE_VALUES, SURROGATE, base_document, paths, set_path
 
 
 def run_main(*argv: str) -> tuple[int, str, str]:
@@ -29,36 +29,6 @@ def run_main(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def base_document() -> dict:
-    document = resultfile.to_document(sample_result())
-    document["metadata"].update(
-        label="base",
-        environment={"python": {"version": "3.11"}, "cpu_count": 2},
-        stopping_rule={"min_repetitions": 3, "precision": None},
-        databases={"postgresql": {"kind": "relstorage", "size": {"method": "x"}}},
-        load_average={"postgresql": {"before": 0.5, "after": 0.7}},
-        barrier_skew=[
-            {
-                "database": "postgresql",
-                "concurrency": 2,
-                "object_count": 1000,
-                "phase": "add",
-                "repetition": 1,
-                "skew_seconds": 0.001,
-            }
-        ],
-    )
-    return document
-
-
-def set_path(document: dict, path: tuple, value: object) -> None:
-    node = document
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-
-
-SURROGATE = "\ud800"
 NAMED = [
     (("measurements", 0, "loops"), 0, "loops, worker or repetition out of range"),
     (("measurements", 0, "seconds"), 10**400, "measurements[0].seconds is not a finite number"),
@@ -120,9 +90,7 @@ def test_a_5_mb_label_does_not_reach_plot(tmp_path):
 
 
 HOSTILE = st.one_of(
-    st.sampled_from(
-        [0, -1, 2**63, 10**40, 1e308, -0.0, True, None, "", "x", SURROGATE, [], {}, [1, "x"]]
-    ),
+    st.sampled_from(HOSTILE_VALUES),
     st.floats(allow_nan=True, allow_infinity=True),
     st.integers(),
     st.text(max_size=20),
@@ -130,19 +98,8 @@ HOSTILE = st.one_of(
 )
 
 
-def _paths(node, prefix=()):
-    if prefix:
-        yield prefix
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node[:2]):
-            yield from _paths(value, (*prefix, index))
-
-
 BASE = base_document()
-PATHS = sorted(_paths(BASE), key=repr)
+PATHS = sorted(paths(BASE), key=repr)
 
 
 @settings(
