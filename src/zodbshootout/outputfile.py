@@ -9,6 +9,7 @@ symbolic link is refused (``-`` is the way to say stdout).
 
 from __future__ import annotations
 
+import argparse
 import os
 import stat
 import sys
@@ -25,6 +26,17 @@ _FILE_TYPES = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+
+
+def written_name(text: str) -> str:
+    """An argparse type for the name of a file or directory to write: not empty.
+
+    An empty value (``-o ""``, a variable that was not set) would otherwise
+    read as "not given" and the run would save nothing, without a word.
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name; name a file or directory")
+    return text
 
 
 def check_output_target(path: str) -> None:

@@ -150,3 +150,58 @@ def test_the_configuration_itself_is_never_an_output(tmp_path, write_config, opt
         f"file {config}\n"
     )
     assert pathlib.Path(config).read_text() == before
+
+
+@pytest.mark.parametrize("option", ["-o", "--pyperf", "--save-to"])
+def test_an_empty_output_name_is_refused_not_ignored(tmp_path, write_config, option, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = write_config(IN_MEMORY)
+    code, stdout, stderr = run_main(config, *QUICK, option, "")
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr.startswith(f"zodbshootout: error: argument {option}")
+    assert "an empty name; name a file or directory" in stderr
+    assert stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [("export", "-o"), ("plot", "-o"), ("report", "-o"), ("cachesim", "--plot")],
+)
+def test_an_empty_output_name_of_a_subcommand_is_refused(tmp_path, command, option):
+    from sample_run import sample_result
+
+    saved = tmp_path / "run.json"
+    resultfile.save(sample_result(), str(saved))
+    source = str(saved)
+    if command == "cachesim":
+        source = str(tmp_path / "t.spc")
+        pathlib.Path(source).write_text("0,1,4096,r,0.1\n0,2,4096,r,0.2\n")
+    code, stdout, stderr = run_main(command, source, option, "")
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr.count("\n") == 1, stderr
+    assert f"argument {option}" in stderr
+    assert "an empty name" in stderr
+
+
+def test_a_label_the_result_file_could_not_hold_is_refused_before_the_run(tmp_path, write_config):
+    config = write_config(IN_MEMORY)
+    saved = tmp_path / "run.json"
+    code, stdout, stderr = run_main(config, *QUICK, "--label", "L" * 201, "-o", str(saved))
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr == (
+        "zodbshootout: error: --label is 201 characters long; at most 200 fit in a result file\n"
+    )
+    assert not saved.exists()
+    # The longest label that fits is saved, and read back.
+    code, _stdout, stderr = run_main(config, *QUICK, "--label", "L" * 200, "-o", str(saved))
+    assert code == 0, stderr
+    code, stdout, stderr = run_main("show", str(saved))
+    assert code == 0, stderr
+
+
+def test_a_label_that_is_no_text_is_refused_before_the_run(tmp_path, write_config):
+    """Bytes that are not UTF-8 in argv arrive as lone surrogates."""
+    config = write_config(IN_MEMORY)
+    code, stdout, stderr = run_main(config, *QUICK, "--label", "v1-\udcff")
+    assert (code, stdout) == (2, ""), stderr
+    assert stderr == "zodbshootout: error: --label is not UTF-8 text\n"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from zodbshootout.cachesim.policies import MIN_SIZE_BYTES, POLICIES, Outcome
 from zodbshootout.cachesim.records import Trace, read_trace
 from zodbshootout.errors import UsageError
+from zodbshootout.outputfile import written_name
 
 MB = 1 << 20
 
@@ -234,6 +235,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--plot",
+        type=written_name,
         metavar="FILE.png",
         default=None,
         help="also draw hit rate against cache size per policy (.png, .svg, .pdf)",

@@ -32,6 +32,7 @@ from zodbshootout.config.options import (
     DEFAULT_PRECISION_PERCENT,
     RunOptions,
 )
+from zodbshootout.outputfile import written_name
 from zodbshootout.phases.classic import ALL_PHASES, PHASES
 from zodbshootout.render.formats import FORMATS
 from zodbshootout.results.stats import AGGREGATES
@@ -165,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-p",
         "--profile",
+        type=written_name,
         metavar="DIR",
         help="write a cProfile .prof and a sorted .txt per database, phase, worker, repetition",
     )
@@ -199,12 +201,14 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
+        type=written_name,
         metavar="FILE.json",
         help="save every raw timing and the run's metadata to FILE.json after each "
         "database ('-': stdout instead of the table); see 'zodbshootout show'",
     )
     parser.add_argument(
         "--save-to",
+        type=written_name,
         metavar="DIR",
         help="also save the run in DIR under a name made of its start time and label, "
         "to build a history (see 'zodbshootout history DIR')",
@@ -224,6 +228,7 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--pyperf",
+        type=written_name,
         metavar="FILE.json",
         help="also write the run as a pyperf benchmark suite (pyperf compare_to, hist)",
     )
@@ -326,6 +331,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache-trace",
+        type=written_name,
         metavar="DIR",
         help="write ZEO's and RelStorage's own client-cache traces to DIR, one per worker "
         "process and stage (rates then include the tracing); replay them at other cache "

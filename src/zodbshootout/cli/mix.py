@@ -22,6 +22,7 @@ from zodbshootout.mix.keys import ZIPFIAN_THETA
 from zodbshootout.mix.recorder import require_hdrhistogram
 from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
 from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
+from zodbshootout.outputfile import written_name
 from zodbshootout.results import metadata
 from zodbshootout.results.record import RunResult
 from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
@@ -172,10 +173,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
+        type=written_name,
         metavar="FILE.json",
         help="save the result ('zodbshootout show' prints it again)",
     )
-    parser.add_argument("--save-to", metavar="DIR", help="save the result in DIR too")
+    parser.add_argument(
+        "--save-to", type=written_name, metavar="DIR", help="save the result in DIR too"
+    )
     parser.add_argument("--label", help="a name for this run in compare and history")
 
 

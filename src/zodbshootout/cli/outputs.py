@@ -37,6 +37,7 @@ class RunOutputs:
         self.pyperf: str | None = getattr(args, "pyperf", None)
         self.format: str = getattr(args, "format", None) or "csv"
         self.label: str | None = getattr(args, "label", None)
+        _check_label(self.label)
         self.save_failed = False  # a final save failed: the run fails too
         self._warned = False  # an intermediate save failed (said once)
         self._saved: set[str] = set()  # paths this run has written at least once
@@ -137,6 +138,21 @@ def _save_error(path: str, error: OSError | UsageError) -> str:
     if isinstance(error, UsageError):
         return str(error)
     return f"cannot save {path}: {error.strerror or error}"
+
+
+def _check_label(label: str | None) -> None:
+    """Refuse a label the result file could not hold, before the run, not at ``show``."""
+    if label is None:
+        return
+    try:
+        label.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, in argv
+        raise UsageError("--label is not UTF-8 text") from None
+    if len(label) > resultfile.MAX_NAME_CHARS:
+        raise UsageError(
+            f"--label is {len(label)} characters long; "
+            f"at most {resultfile.MAX_NAME_CHARS} fit in a result file"
+        )
 
 
 def _check_writable(path: str | None, config: str | None = None) -> None:

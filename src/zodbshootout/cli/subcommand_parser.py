@@ -15,6 +15,7 @@ from typing import NoReturn
 from zodbshootout.cachesim import replay as cachesim
 from zodbshootout.cli import mix as mix_command
 from zodbshootout.errors import UsageError
+from zodbshootout.outputfile import written_name
 from zodbshootout.render.formats import COMPARISON_FORMATS, FORMATS
 from zodbshootout.results.stats import AGGREGATES
 
@@ -123,6 +124,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     plot.add_argument(
         "-o",
         "--output",
+        type=written_name,
         metavar="FILE.png",
         required=True,
         help="where to write the chart (.png, .svg, .pdf)",
@@ -134,6 +136,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "-o",
         "--output",
+        type=written_name,
         metavar="FILE.json",
         required=True,
         help="where to write the pyperf suite ('-': stdout)",
@@ -182,6 +185,7 @@ def _add_report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument(
         "-o",
         "--output",
+        type=written_name,
         metavar="DIR",
         required=True,
         help="the report's directory: new, empty, or an earlier report's (its index.html "
