@@ -69,6 +69,7 @@ def test_conflicts_are_counted_by_class_and_nothing_committed_is_lost(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "conflicts" in done.stdout
+    assert "sqlite: reading every object's version back (untimed)" in done.stderr
     for name, record in _records(out).items():
         operations = record["operations"]
         conflicts = sum(sum(op["conflicts"].values()) for op in operations.values())

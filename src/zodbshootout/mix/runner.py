@@ -193,6 +193,7 @@ class MixRunner:
             else:
                 reports = self._run_processes(tasks)
             # Untimed: does the database hold exactly the changes the workers committed?
+            self.say(f"{name}: reading every object's version back (untimed)")
             changes = dataset_versions(db) - versions_before
         finally:
             db.close()
