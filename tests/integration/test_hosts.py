@@ -4,13 +4,16 @@ The same stages as a plain run (fresh processes per stage, a barrier across
 all workers), so the numbers must agree with a plain run's within noise;
 the result records the host's environment, round trips and barrier skew.
 A worker that dies fails its cells with one line naming its host, and
-leaves no process behind.
+leaves no process behind.  ``zodbshootout mix --hosts`` runs its workers
+through the same coordinator.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 
 import pytest
 
@@ -19,7 +22,12 @@ from zodbshootout.results.record import CellKey
 from zodbshootout.results.stats import cell_stats
 
 from support import configs
-from support.processes import run_cli_in_session
+from support.processes import (
+    run_cli_in_session,
+    session_processes,
+    start_cli,
+    wait_until_session_empty,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -105,3 +113,86 @@ def test_an_unreachable_host_is_one_line_and_exit_code_2(tmp_path):
     assert errors, done.stderr
     assert "host localhost" in errors[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+#: A short mix (as test_mix_cli's): the tests check behaviour, not speed.
+MIX_SHORT = ("-n", "300", "--duration", "1.5", "--warmup", "0.3", "--seed", "5")
+
+
+def test_a_mix_runs_its_workers_on_the_hosts(tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(configs.sqlite("sqlite"))
+    out = tmp_path / "mix.json"
+    done, left = run_cli_in_session(
+        "mix", str(config), *MIX_SHORT, "--hosts", "localhost", "-o", str(out),
+        env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert left == []
+    assert "sqlite: ycsb-b, 2 workers" in done.stdout
+    assert "  read " in done.stdout
+    assert "  workers on hosts: localhost 2" in done.stdout
+    assert "missing from the database" not in done.stdout
+    assert "sqlite:     1 s:" in done.stderr  # live progress, from the hosts' workers
+    document = json.loads(out.read_text())
+    (record,) = document["mix"]
+    assert record["operations"]["read"]["count"] > 0
+    assert len(record["intervals"]) >= 1
+    assert record["changes_found"] == record["increments"] + record["warmup_increments"]
+    metadata = document["metadata"]
+    assert metadata["mix"]["hosts"] == {"localhost": 1}
+    assert metadata["hosts"]["localhost"]["environment"]["python"]["version"]
+    workers = metadata["mix_workers"]["sqlite"]
+    assert sorted(workers) == ["0", "1"]
+    assert {place["host"] for place in workers.values()} == {"localhost"}
+    # Fresh interpreters, one per worker, none of them the command's own.
+    pids = {place["pid"] for place in workers.values()}
+    assert len(pids) == 2
+    assert done.args[0] not in pids
+    (skew,) = metadata["barrier_skew"]
+    assert skew["phase"] == "mix"
+    assert 0 <= skew["skew_seconds"] < 60
+
+
+def test_a_mix_with_threads_and_hosts_is_refused_in_one_line(tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(configs.sqlite("sqlite"))
+    done, left = run_cli_in_session("mix", str(config), "--threads", "--hosts", "localhost")
+    assert done.returncode == 2
+    assert left == []
+    assert done.stderr.strip().splitlines() == [
+        "zodbshootout mix: error: --hosts starts worker processes; run it without --threads"
+    ]
+
+
+def test_a_dead_mix_worker_fails_its_database_naming_its_host(tmp_path):
+    config = tmp_path / "two.conf"
+    config.write_text(TWO_SQLITE)
+    process = start_cli(
+        "mix", str(config), "-n", "200", "--duration", "2", "--warmup", "0.2", "--seed", "5",
+        "--interval", "0.5", "--hosts", "localhost",
+        env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
+    )  # fmt: skip
+    try:
+        for line in process.stderr:
+            if line.startswith("zodbshootout mix: victim: ") and "tx/s" in line:
+                break  # the victim's workers are half a second into their measurement
+        else:
+            pytest.fail("the victim's mix never showed progress")
+        gateways = [
+            int(entry.split()[0])
+            for entry in session_processes(process.pid)
+            if int(entry.split()[0]) != process.pid
+        ]
+        assert len(gateways) == 2, gateways
+        os.kill(gateways[-1], signal.SIGKILL)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert wait_until_session_empty(process.pid) == []
+    assert process.returncode == 1, stderr
+    assert "bystander: ycsb-b, 2 workers" in stdout
+    (failed,) = [line for line in stdout.splitlines() if line.startswith("victim:")]
+    assert "on host localhost died (killed by SIGKILL)" in failed, stdout

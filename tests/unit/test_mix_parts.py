@@ -455,3 +455,49 @@ def test_the_check_after_the_run_names_stray_and_lost_changes(found, says):
     notes = [line.strip() for line in format_mix(result) if "object changes" in line]
     notes = [line for line in notes if "commits that failed with an error" not in line]
     assert [note.split(":")[0] for note in notes] == says
+
+
+def test_a_mix_task_crosses_to_a_host_as_plain_data_and_back():
+    import json
+
+    from zodbshootout.concurrency.plain import plain_task_from_plain, plain_task_to_plain
+    from zodbshootout.config.loader import ConfigSource
+    from zodbshootout.mix.operations import Shape
+    from zodbshootout.mix.worker import MixPlan, MixTask
+
+    plan = MixPlan(BUILTIN["conflicts"], 500, Shape(3, 20, 64), 2.0, 0.5, 7, rate_per_second=90.0)
+    source = ConfigSource("<zodb db>\n</zodb>\n", "file:///x.conf", "/data")
+    task = MixTask(source, "db", (("127.0.0.1", 9100),), 1, 3, plan, 30.0, progress=object())
+    # execnet carries builtin values only; JSON is stricter still (no tuples).
+    wire = json.loads(json.dumps(plain_task_to_plain(task)))
+    sink = object()
+    back = plain_task_from_plain(wire, sink)
+    assert back == MixTask(source, "db", (("127.0.0.1", 9100),), 1, 3, plan, 30.0, progress=sink)
+    # A task without a progress queue gets none on the host either.
+    quiet = MixTask(source, "db", (), 0, 1, plan, 30.0)
+    wire = json.loads(json.dumps(plain_task_to_plain(quiet)))
+    assert plain_task_from_plain(wire, sink) == quiet
+
+
+def test_a_task_class_from_outside_the_package_is_refused():
+    from zodbshootout.concurrency.plain import plain_task_from_plain
+
+    with pytest.raises(ValueError, match="not a task class"):
+        plain_task_from_plain({"class": "os:system", "fields": {}}, None)
+
+
+def test_the_table_says_where_the_workers_ran_and_a_large_skew():
+    from zodbshootout.render.mix import format_mix
+
+    result = synthetic_run(10.0)
+    place = {"hostname": "h", "net_namespace": None, "pid": 1}
+    result.metadata["mix_workers"] = {
+        "db": {"0": {"host": "app1", **place}, "1": {"host": "app2", **place}}
+    }
+    skew = {"database": "db", "concurrency": 1, "object_count": 10, "repetition": 1}
+    result.metadata["barrier_skew"] = [{**skew, "phase": "mix", "skew_seconds": 0.01}]
+    lines = format_mix(result)
+    assert "  workers on hosts: app1 1, app2 1" in lines
+    assert not any("apart" in line for line in lines)  # 10 ms of 10 s
+    result.metadata["barrier_skew"][0]["skew_seconds"] = 2.0
+    assert any("started measuring 2000 ms apart" in line for line in format_mix(result))

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, load_config
 from zodbshootout.config.options import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
@@ -165,6 +166,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="workers are threads sharing one DB (default: processes)",
     )
     parser.add_argument(
+        "--hosts",
+        metavar="HOSTS|FILE",
+        help="run the worker processes on these client hosts, over ssh with execnet, as "
+        "the classic run does: localhost, h1,h2 or h1=2,h2=3 (shares of the workers), or a "
+        "file of lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
+    )
+    parser.add_argument(
         "--timeout",
         type=_positive(float),
         default=300.0,
@@ -196,6 +204,14 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         )
     if args.warmup < 0:
         raise UsageError("--warmup must be zero or more")
+    hosts: tuple[HostSpec, ...] = ()
+    if args.hosts:
+        if args.threads:
+            raise UsageError("--hosts starts worker processes; run it without --threads")
+        try:
+            hosts = parse_hosts(args.hosts)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     plan = MixPlan(
         workload=workload,
@@ -209,7 +225,7 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         arrival=args.arrival,
         interval_seconds=args.interval,
     )
-    return MixOptions(plan, args.concurrency, args.threads, args.timeout)
+    return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts)
 
 
 def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
@@ -218,6 +234,7 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
     # Lazy imports: the subcommand parser reads this module's arguments for
     # every subcommand; the runner (and ZODB) load only for a mix run.
     from zodbshootout.cli.outputs import RunOutputs
+    from zodbshootout.concurrency.hosts import HostError, load_execnet
     from zodbshootout.mix.runner import MixRunner
 
     options = mix_options(args)
@@ -230,6 +247,8 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
             print(f"zodbshootout mix: {line}", file=sys.stderr, flush=True)
 
     try:
+        if options.hosts:
+            load_execnet()  # a missing extra is the one line, before anything starts
         with data_directory() as data_dir:
             config = load_config(args.config, data_dir)
             runner = MixRunner(config, options, say, outputs.database_done)
@@ -241,7 +260,7 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
                 format="mix",
             )
             result = runner.run()
-    except ConfigError as e:
+    except (ConfigError, HostError) as e:
         raise UsageError(str(e)) from None
     outputs.finish(result)
     return _finish(result, outputs, quiet)

@@ -15,6 +15,10 @@ stage (one per worker and stage)
     sends ``("ready",)`` and waits for ``("go",)`` or ``("abort",)``; at the
     end it sends ``("ok", timings, releases)``, ``("broken", why)`` or
     ``("error", why[, traceback])``.
+task (a task that runs itself, e.g. a mix worker; see concurrency.plain)
+    coordinator: ``("task", lifeline, {"class": ..., "fields": ...})``; the
+    rest as for a stage, its ``ok`` carrying the task's own plain results;
+    while it runs, the worker may send ``("progress", message)``.
 
 The *lifeline* is a second channel on which nothing is ever sent: when it
 closes — the coordinator closed it, or the connection broke because the
@@ -31,8 +35,13 @@ import time
 import traceback
 from typing import Any
 
-from zodbshootout.concurrency.plain import task_from_plain, timings_to_plain
-from zodbshootout.concurrency.worker import execute_stage
+from zodbshootout.concurrency.plain import (
+    PlainTask,
+    plain_task_from_plain,
+    task_from_plain,
+    timings_to_plain,
+)
+from zodbshootout.concurrency.worker import StageTask, execute_stage
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.info import describe_database
 from zodbshootout.database.open import open_database
@@ -104,18 +113,35 @@ def describe_host(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any]) -> None:
-    """One worker's stage, between the coordinator's barriers."""
+class ChannelProgress:
+    """A self-running task's progress queue: each message goes to the coordinator."""
+
+    def __init__(self, channel: Any) -> None:
+        self._channel = channel
+
+    def put_nowait(self, message: Any) -> None:
+        self._channel.send(("progress", message))
+
+
+def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any], kind: str) -> None:
+    """One worker's stage (*kind* "stage") or self-running task ("task"), between barriers."""
     lifeline.setcallback(_exit_now, endmarker=None)
-    task = task_from_plain(plain_task)
+    task: StageTask | PlainTask
+    if kind == "stage":
+        task = task_from_plain(plain_task)
+    else:
+        task = plain_task_from_plain(plain_task, ChannelProgress(channel))
     install_log_redaction(find_secrets(task.source.text))
     channel.send(("hello", place()))
     while channel.receive()[0] == "clock":  # until ("begin",)
         channel.send(("clock", time.time()))
     barrier = ChannelBarrier(channel)
     try:
-        timings = execute_stage(task, barrier)
-        channel.send(("ok", timings_to_plain(timings), barrier.releases))
+        if isinstance(task, StageTask):
+            results: list[Any] = timings_to_plain(execute_stage(task, barrier))
+        else:
+            results = task.execute(barrier)
+        channel.send(("ok", results, barrier.releases))
     except threading.BrokenBarrierError:
         channel.send(("broken", "another worker stopped"))
     except CellError as e:
@@ -135,8 +161,8 @@ def serve(channel: Any) -> None:
     message = channel.receive()
     if message[0] == "describe":
         channel.send(describe_host(message[1]))
-    elif message[0] == "stage":
-        run_stage(channel, message[1], message[2])
+    elif message[0] in ("stage", "task"):
+        run_stage(channel, message[1], message[2], message[0])
 
 
 if __name__ == "__channelexec__":

@@ -6,7 +6,10 @@ each stage gets fresh processes on each host, as the processes mode does
 locally; the worker runs concurrency.host_worker there.  This process is
 the coordinator: it holds the ready/go barrier across all hosts (a worker
 sends "ready"; when every worker has, each gets "go"), the stage's
-deadline, and the workers' replies.
+deadline, and the workers' replies.  A task is a classic StageTask or one
+that runs itself (a mix worker, see concurrency.plain); such a worker may
+also send ``("progress", message)`` while it runs, which the coordinator
+hands to the caller's *on_progress* as it arrives.
 
 Honest aggregation: each worker reports the wall-clock time at which each
 barrier released it; with its clock's offset (estimated from a few round
@@ -24,13 +27,19 @@ import queue
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from zodbshootout.concurrency import host_worker
-from zodbshootout.concurrency.plain import task_to_plain, timings_from_plain
+from zodbshootout.concurrency.plain import (
+    PlainTask,
+    plain_task_to_plain,
+    results_from_plain,
+    task_to_plain,
+    timed_waits,
+)
 from zodbshootout.concurrency.processes import ProcessSession
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
 from zodbshootout.config.hosts import HostSpec, assign_hosts
@@ -50,7 +59,7 @@ class HostError(Exception):
 class RemoteWorker:
     """One worker gateway of a stage, and what the coordinator knows about it."""
 
-    task: StageTask
+    task: StageTask | PlainTask
     host: HostSpec
     gateway: Any
     channel: Any
@@ -74,7 +83,9 @@ def load_execnet() -> Any:
     return execnet
 
 
-def start_worker(group: Any, host: HostSpec, task: StageTask, timeout: float) -> RemoteWorker:
+def start_worker(
+    group: Any, host: HostSpec, task: StageTask | PlainTask, timeout: float
+) -> RemoteWorker:
     """A fresh interpreter on *host* that has received *task* and synchronised its clock."""
     execnet = load_execnet()
     try:
@@ -84,7 +95,10 @@ def start_worker(group: Any, host: HostSpec, task: StageTask, timeout: float) ->
     try:
         channel = gateway.remote_exec(host_worker)
         lifeline = gateway.newchannel()
-        channel.send(("stage", lifeline, task_to_plain(task)))
+        if isinstance(task, StageTask):
+            channel.send(("stage", lifeline, task_to_plain(task)))
+        else:
+            channel.send(("task", lifeline, plain_task_to_plain(task)))
         hello = channel.receive(timeout)
         worker = RemoteWorker(task, host, gateway, channel, lifeline, hello[1])
         best = None
@@ -120,9 +134,16 @@ def _first(error: BaseException) -> str:
 
 
 def run_stage_on_hosts(
-    tasks: list[StageTask], hosts: tuple[HostSpec, ...], timeout_seconds: float
+    tasks: Sequence[StageTask | PlainTask],
+    hosts: tuple[HostSpec, ...],
+    timeout_seconds: float,
+    on_progress: Callable[[Any], None] | None = None,
 ) -> StageOutcome:
-    """Run one worker per task on its host (see assign_hosts); wait at most *timeout_seconds*."""
+    """Run one worker per task on its host (see assign_hosts); wait at most *timeout_seconds*.
+
+    *on_progress* gets each ``("progress", message)``'s message, in the
+    coordinator's thread, as it arrives.
+    """
     group = load_execnet().Group()
     deadline = time.monotonic() + timeout_seconds
     workers: list[RemoteWorker] = []
@@ -132,7 +153,7 @@ def run_stage_on_hosts(
         if started is not None:
             outcome.error = started
             return outcome
-        Coordinator(workers, deadline, timeout_seconds).run(outcome)
+        Coordinator(workers, deadline, timeout_seconds, on_progress).run(outcome)
     finally:
         _stop_all(group, workers)
     return outcome
@@ -140,7 +161,7 @@ def run_stage_on_hosts(
 
 def _start_all(
     group: Any,
-    tasks: list[StageTask],
+    tasks: Sequence[StageTask | PlainTask],
     hosts: tuple[HostSpec, ...],
     timeout_seconds: float,
     workers: list[RemoteWorker],
@@ -164,8 +185,15 @@ def _start_all(
 class Coordinator:
     """The stage's ready/go barrier across hosts, its deadline and the workers' replies."""
 
-    def __init__(self, workers: list[RemoteWorker], deadline: float, timeout: float) -> None:
+    def __init__(
+        self,
+        workers: list[RemoteWorker],
+        deadline: float,
+        timeout: float,
+        on_progress: Callable[[Any], None] | None = None,
+    ) -> None:
         self.workers = workers
+        self.on_progress = on_progress
         self.deadline = deadline
         self.timeout = timeout
         self.inbox: queue.Queue[tuple[int, Any]] = queue.Queue()
@@ -178,7 +206,9 @@ class Coordinator:
         for index, worker in enumerate(self.workers):
             worker.channel.setcallback(_sender(self.inbox, index), endmarker=_CLOSED)
             self._send_to({index}, ("begin",))
-        while not all(worker.done for worker in self.workers):
+        # A worker that failed or died ends the stage at once: the others, maybe
+        # in the middle of a long timed phase, are ended by their lifelines.
+        while not self.errors and not all(worker.done for worker in self.workers):
             remaining = self.deadline - time.monotonic()
             try:
                 index, message = self.inbox.get(timeout=max(remaining, 0))
@@ -205,11 +235,15 @@ class Coordinator:
         if kind == "abort":
             self._break()
             return
+        if kind == "progress":
+            if self.on_progress is not None and not self.broken:
+                self.on_progress(message[1])
+            return
         if worker.done:
             return
         worker.done = True
         if kind == "ok":
-            outcome.timings.extend(timings_from_plain(message[1]))
+            outcome.timings.extend(results_from_plain(worker.task, message[1]))
             worker.releases = list(message[2])
         elif kind == "broken":
             self.secondary.append(message[1])
@@ -273,17 +307,15 @@ def stage_facts(workers: list[RemoteWorker]) -> dict[str, Any]:
     """
     if not workers:
         return {}
-    steps = workers[0].task.steps
     skews = []
-    for step_index, step in enumerate(steps):
-        wait = 2 * step_index  # each step waits twice; the first starts its clock
+    for wait, phase in timed_waits(workers[0].task):
         released = [
             w.releases[wait] - w.clock_offset_seconds for w in workers if len(w.releases) > wait
         ]
-        if step.timed and len(released) == len(workers):
+        if len(released) == len(workers):
             skews.append(
                 {
-                    "phase": step.phase,
+                    "phase": phase,
                     "skew_seconds": max(released) - min(released),
                     "uncertainty_seconds": max(w.clock_rtt_seconds for w in workers) / 2,
                 }

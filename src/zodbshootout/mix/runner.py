@@ -5,9 +5,10 @@ holding anything but the tool's key is refused, as everywhere), then the
 dataset, M objects in an OOBTree at ``root['zodbshootout']['mix']``, written
 in batches of commits and kept between runs (only the shortfall is
 written, like ``--min-objects``).  Then c workers (processes by default,
-threads with --threads, sharing one DB) run the workload (see
-:mod:`zodbshootout.mix.worker`); their reports are merged here into one
-plain record per database (:func:`merge_reports`), appended to
+threads with --threads, sharing one DB, or processes on the --hosts
+through the classic run's coordinator, concurrency.hosts) run the workload
+(see :mod:`zodbshootout.mix.worker`); their reports are merged here into
+one plain record per database (:func:`merge_reports`), appended to
 ``RunResult.mix`` and saved after every database.
 """
 
@@ -23,8 +24,11 @@ from typing import Any, cast
 import transaction
 
 from zodbshootout import concurrency
+from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
+from zodbshootout.concurrency.hosts import hosts_problem, run_stage_on_hosts
 from zodbshootout.concurrency.processes import _process_context, run_stage_in_processes
 from zodbshootout.concurrency.worker import StageTask
+from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.open import open_database
 from zodbshootout.database.state import refuse_foreign_data
@@ -54,6 +58,7 @@ class MixOptions:
     concurrency: int = 2
     threads: bool = False
     timeout_seconds: float = 300.0  # on top of warm-up and duration
+    hosts: tuple[HostSpec, ...] = ()  # --hosts: worker processes on these client hosts
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -74,6 +79,7 @@ class MixOptions:
             "interval_seconds": plan.interval_seconds,
             "concurrency": self.concurrency,
             "mode": "threads" if self.threads else "processes",
+            "hosts": {host.name: host.share for host in self.hosts},
         }
 
 
@@ -137,6 +143,8 @@ class MixRunner:
         self.result.metadata["started"] = time.time()
         try:
             with embedded_servers(self.config, self.config.names) as servers:
+                if self.options.hosts:
+                    self._describe_hosts(servers)
                 for name in self.config.names:
                     try:
                         self._measure(name, servers.addresses(name))
@@ -157,6 +165,27 @@ class MixRunner:
         self.result.metadata["finished"] = time.time()
         return self.result
 
+    def _describe_hosts(self, servers: Any) -> None:
+        """Every --hosts host's environment and round trips, as a classic run records them.
+
+        A host that can't be reached is a HostError (the command's one line, exit 2).
+        """
+        reachable = {}
+        for name in self.config.names:
+            try:
+                reachable[name] = servers.addresses(name)
+            except Exception:
+                pass  # the database's own failure comes when it is measured
+        options = self.options
+        described = describe_hosts(
+            options.hosts, self.config.source, reachable, options.timeout_seconds
+        )
+        self.result.metadata["hosts"] = described
+        self.result.metadata["barrier_skew"] = []
+        self.result.metadata["mix_workers"] = {}
+        for warning in differing_hosts(described):
+            self.say(f"warning: {warning}")
+
     def _fail(self, name: str, reason: str) -> None:
         reason = one_line(redact(reason, self.secrets))
         self.say(f"{name}: failed: {reason}")
@@ -172,10 +201,12 @@ class MixRunner:
         factory = self.config.databases[name]
         mode = concurrency.THREADS if options.threads else concurrency.PROCESSES
         problem = concurrency.mode_problem(mode, "shared", options.concurrency, factory)
+        problem = problem or hosts_problem(options.hosts, addresses)
         if problem:
             raise CellError(problem)
         db = open_database(self.config.source, name, addresses, client_label="mix-load")
         progress: _Progress | None = None
+        host_facts: dict[str, Any] = {}
         try:
             refuse_foreign_data(db)
             populate(db, 0)  # the tool's root key, in a new database
@@ -183,13 +214,17 @@ class MixRunner:
             free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
             plan = replace(plan, insert_base=free)
             versions_before = dataset_versions(db)
+            hosts = ", ".join(host.name for host in options.hosts)
+            where = f" on {hosts}" if hosts else ""
             self.say(
-                f"{name}: {options.concurrency} workers: warm-up {plan.warmup_seconds:g} s, "
+                f"{name}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
                 f"then {plan.duration_seconds:g} s of {plan.workload.name}"
             )
             tasks, progress = self._tasks(name, addresses, plan)
             if options.threads:
                 reports = _run_threads(tasks, db, self._wait_seconds(plan))
+            elif options.hosts:
+                reports, host_facts = self._run_on_hosts(tasks, progress)
             else:
                 reports = self._run_processes(tasks)
             # Untimed: does the database hold exactly the changes the workers committed?
@@ -202,13 +237,37 @@ class MixRunner:
         record = merge_reports(name, reports, plan, options.concurrency)
         record["dataset"] = {"present": free, "written": written}
         record["changes_found"] = changes
+        if host_facts:
+            self._record_host_facts(name, host_facts)
         self.result.mix.append(record)
+
+    def _record_host_facts(self, name: str, facts: dict[str, Any]) -> None:
+        """Where each worker ran and the measurement barrier's skew, as a classic run's."""
+        metadata, options = self.result.metadata, self.options
+        cell = {
+            "database": name,
+            "object_count": options.plan.objects,
+            "concurrency": options.concurrency,
+            "repetition": 1,
+        }
+        for skew in facts.get("barrier_skew", []):
+            metadata.setdefault("barrier_skew", []).append({**cell, **skew})
+        workers = facts.get("workers", {})
+        metadata.setdefault("mix_workers", {})[name] = workers
+        for place in workers.values():
+            seen = metadata.setdefault("hosts", {}).setdefault(place["host"], {})
+            where = {"hostname": place["hostname"], "net_namespace": place["net_namespace"]}
+            places = seen.setdefault("worker_places", [])
+            if where not in places:
+                places.append(where)
 
     def _tasks(
         self, name: str, addresses: list[tuple[str, int]], plan: MixPlan
-    ) -> tuple[list[MixTask], _Progress | None]:
+    ) -> tuple[list[MixTask], _Progress]:
         options = self.options
-        channel: Any = queue.Queue() if options.threads else _process_context().Queue()
+        # Threads and hosts' workers hand their messages to this process directly.
+        local = options.threads or options.hosts
+        channel: Any = queue.Queue() if local else _process_context().Queue()
         progress = _Progress(channel, name, options.concurrency, plan.interval_seconds, self.say)
         tasks = [
             MixTask(
@@ -228,6 +287,20 @@ class MixRunner:
 
     def _wait_seconds(self, plan: MixPlan) -> float:
         return plan.warmup_seconds + plan.duration_seconds + self.options.timeout_seconds
+
+    def _run_on_hosts(
+        self, tasks: list[MixTask], progress: _Progress
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The workers on the --hosts (the classic run's coordinator); reports and host facts."""
+        outcome = run_stage_on_hosts(
+            tasks,
+            self.options.hosts,
+            self._wait_seconds(tasks[0].plan),
+            on_progress=progress.channel.put,
+        )
+        if outcome.error is not None:
+            raise CellError(outcome.error)
+        return cast(list[dict[str, Any]], outcome.timings), outcome.host_facts
 
     def _run_processes(self, tasks: list[MixTask]) -> list[dict[str, Any]]:
         # The process session runs a task that runs itself (as rawkv's stages do).

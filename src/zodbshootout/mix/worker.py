@@ -14,11 +14,12 @@ hidden.  The worker returns plain data (see :meth:`MixTask.execute`).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import transaction
 from transaction.interfaces import TransientError
@@ -69,6 +70,39 @@ class MixTask:
     progress: Any = None
     #: Read the storage's load counters (False for all but one thread sharing a DB).
     count_loads: bool = True
+
+    #: --hosts: the second barrier wait starts the measured duration (its skew is recorded).
+    timed_waits: ClassVar[tuple[tuple[int, str], ...]] = ((1, "mix"),)
+
+    def to_plain(self) -> dict[str, Any]:
+        """The task as builtin values, for a worker on another host (see concurrency.plain).
+
+        The progress queue stays here: the host gives the task its own.
+        """
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields["progress"] = self.progress is not None
+        fields["source"] = dataclasses.asdict(self.source)
+        fields["plan"] = dataclasses.asdict(self.plan)
+        return fields
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any], progress: Any) -> MixTask:
+        """The task :meth:`to_plain` encoded; *progress* replaces its queue if it had one."""
+        plan = dict(data["plan"])
+        workload = dict(plan["workload"])
+        workload["weights"] = tuple((op, weight) for op, weight in workload["weights"])
+        workload["hot"] = tuple(workload["hot"])
+        plan["workload"] = Workload(**workload)
+        plan["shape"] = Shape(**plan["shape"])
+        return cls(
+            **{
+                **data,
+                "source": ConfigSource(**data["source"]),
+                "server_addresses": tuple((host, port) for host, port in data["server_addresses"]),
+                "plan": MixPlan(**plan),
+                "progress": progress if data["progress"] else None,
+            }
+        )
 
     def execute(self, barrier: Barrier, db: Any = None) -> list[dict[str, Any]]:
         """Run this worker in this process (or thread: *db* is then shared); one report."""

@@ -6,6 +6,7 @@ Pure functions from a RunResult's mix records to lines (see zodbshootout.mix.sta
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 from zodbshootout.mix.compare import MetricComparison
@@ -16,6 +17,7 @@ from zodbshootout.mix.stats import (
     integrity,
     summarize,
 )
+from zodbshootout.render.skew import SKEW_SHARE
 from zodbshootout.results.record import RunResult
 
 
@@ -74,6 +76,28 @@ def format_mix_database(record: dict[str, Any], options: dict[str, Any]) -> list
     return lines
 
 
+def _host_lines(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+    """With --hosts: how many workers ran on each host, and a skew too large to ignore."""
+    name = record["database"]
+    workers = (metadata.get("mix_workers") or {}).get(name)
+    if not workers:
+        return []
+    counts = Counter(str(place.get("host")) for place in workers.values())
+    lines = ["  workers on hosts: " + ", ".join(f"{host} {n}" for host, n in counts.items())]
+    skews = [
+        skew["skew_seconds"]
+        for skew in metadata.get("barrier_skew") or []
+        if skew.get("database") == name and skew.get("phase") == "mix"
+    ]
+    seconds = record.get("seconds") or 0
+    if skews and seconds > 0 and max(skews) > SKEW_SHARE * seconds:
+        lines.append(
+            f"  the workers on the hosts started measuring {max(skews) * 1000:.0f} ms apart, "
+            f"more than {SKEW_SHARE:.0%} of the duration: raise --duration"
+        )
+    return lines
+
+
 def _integrity_lines(record: dict[str, Any]) -> list[str]:
     found = integrity(record)
     lines = []
@@ -116,6 +140,7 @@ def format_mix(result: RunResult) -> list[str]:
         if lines:
             lines.append("")
         lines.extend(format_mix_database(record, options))
+        lines.extend(_host_lines(record, result.metadata))
     for failure in result.failures:
         if lines:
             lines.append("")
