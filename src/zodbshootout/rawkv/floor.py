@@ -1,23 +1,22 @@
-"""A repetition of a ``<rawkv>`` floor's cell: a write and a read stage.
+"""What the runner's loop asks of a ``<rawkv>`` floor: its session, stages, tasks, losses.
 
-The runner repeats a floor's cells in the same rounds as a ZODB database's
-(see zodbshootout.run.runner and .rounds: warm-up, -r, --precision,
+The runner repeats a floor's cells in the same loop and rounds as a ZODB
+database's (see zodbshootout.run.column: warm-up, -r, --precision,
 --max-time).  A repetition removes the tool's records (untimed, like
 populate), then c fresh worker processes run the write stage and c other
-fresh processes the read stage, between the same barriers, and their timings
-are recorded.  The runner hands in how it records, reports and fails
-(:class:`FloorHooks`), and how it runs a stage in processes.
+fresh processes the read stage, between the same barriers, and their
+timings are recorded.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from zodbshootout.config.loader import LoadedConfig
-from zodbshootout.rawkv.section import BACKENDS, RawKVSection
+from zodbshootout.phases.classic import Step
+from zodbshootout.rawkv.section import BACKENDS, RawKVSection, StoreSpec
 from zodbshootout.rawkv.stage import (
     MEASURED,
     READ_PHASES,
@@ -26,7 +25,6 @@ from zodbshootout.rawkv.stage import (
     plan_stages,
     remove_records,
 )
-from zodbshootout.results.record import PhaseTiming
 
 #: What the size readings of a floor count, per backend (see rawkv.backends).
 SIZE_METHODS = {
@@ -40,14 +38,26 @@ PROCESSES_ONLY = (
 )
 
 
-@dataclass(frozen=True)
-class FloorHooks:
-    """What the runner lends one repetition of a floor's cell (bound to that cell)."""
+class FloorSession:
+    """One repetition of a floor's cell, as the runner's loop drives every column's.
 
-    report: Callable[[str], None]  # the step starting: "populate", "write", "read"
-    record: Callable[[list[PhaseTiming]], None]  # a finished stage's timings
-    fail: Callable[[Sequence[str], str], None]  # the phases lost, why
-    run_stage: Callable[[list[Any], float], Any]  # tasks, timeout -> StageOutcome
+    Populate removes the tool's records (untimed, in this process); each
+    stage runs in fresh worker processes (*run_stage*, the runner's).
+    """
+
+    def __init__(self, spec: StoreSpec, run_stage: Callable[[list[Any], float], Any]) -> None:
+        self.spec = spec
+        self._run_stage = run_stage
+
+    def populate(self, fill: Callable[[Any], None]) -> None:
+        """A raw store starts each repetition without the tool's records (*fill* is ZODB's)."""
+        remove_records(self.spec)
+
+    def run_stage(self, tasks: list[Any], timeout_seconds: float) -> Any:
+        return self._run_stage(tasks, timeout_seconds)
+
+    def close(self) -> None:
+        """Nothing stays open between stages: each worker opens and closes its handle."""
 
 
 def not_applicable(phases: Sequence[str]) -> dict[str, str]:
@@ -101,50 +111,35 @@ def problem(section: RawKVSection, worker_processes: bool, workers: int) -> str 
     return None
 
 
-def repeat(
-    config: LoadedConfig,
-    name: str,
-    phases: Sequence[str],
-    count: int,
-    workers: int,
-    options: Any,
-    hooks: FloorHooks,
-) -> list[PhaseTiming] | None:
-    """One repetition of floor *name*'s cell; None if a stage failed (it ends the cell).
+def stages(phases: Sequence[str]) -> dict[str, list[Step]]:
+    """The write and the read stage's steps for the selected phases (see rawkv.stage)."""
+    return dict(zip(("write", "read"), plan_stages(phases), strict=True))
 
-    The runner calls it in its rounds, as it repeats a ZODB database's cell
-    (see zodbshootout.run.rounds), so -r, --precision and --max-time apply alike.
-    """
+
+def stage_tasks(
+    config: LoadedConfig, name: str, count: int, workers: int, steps: list[Step], options: Any
+) -> list[Any]:
+    """One task per worker for a stage of floor *name* (worker 0 reads the store's size)."""
     spec = config.databases[name].spec()
+    return [
+        RawStageTask(
+            source=config.source,
+            spec=spec,
+            worker=worker,
+            object_count=count,
+            object_size_bytes=options.object_size_bytes,
+            steps=tuple(steps),
+            barrier_timeout_seconds=options.timeout_seconds,
+            measure_size=worker == 0,
+        )
+        for worker in range(workers)
+    ]
+
+
+def phases_lost(stage: str, phases: Sequence[str]) -> list[str]:
+    """The measured phases a failure of *stage* leaves without a number (a write's: all)."""
     measured = measured_phases(phases)
-    hooks.report("populate")
-    remove_records(spec)
-    timings: list[PhaseTiming] = []
-    for stage, steps in zip(("write", "read"), plan_stages(phases), strict=True):
-        if not steps:
-            continue
-        hooks.report(stage)
-        tasks: list[Any] = [
-            RawStageTask(
-                source=config.source,
-                spec=spec,
-                worker=worker,
-                object_count=count,
-                object_size_bytes=options.object_size_bytes,
-                steps=tuple(steps),
-                barrier_timeout_seconds=options.timeout_seconds,
-                measure_size=worker == 0,
-            )
-            for worker in range(workers)
-        ]
-        outcome = hooks.run_stage(tasks, options.timeout_seconds)
-        if outcome.error is not None:
-            lost = measured if stage == "write" else _reads(measured)
-            hooks.fail(lost, f"{stage} stage failed: {outcome.error}")
-            return None
-        hooks.record(outcome.timings)
-        timings.extend(outcome.timings)
-    return timings
+    return measured if stage == "write" else _reads(measured)
 
 
 def _reads(measured: Sequence[str]) -> list[str]:

@@ -18,11 +18,11 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from zodbshootout import concurrency, faults, storages
-from zodbshootout.concurrency import SessionSpec, session_spec, stage_tasks
+from zodbshootout.concurrency import session_spec, stage_tasks
 from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
 from zodbshootout.concurrency.hosts import HostError, hosts_problem
 from zodbshootout.concurrency.processes import run_stage_in_processes
@@ -41,6 +41,7 @@ from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results.record import Failure, Measurement, PhaseTiming, RunResult
 from zodbshootout.run import noise
+from zodbshootout.run.column import Column
 from zodbshootout.run.precision import round_rates
 from zodbshootout.run.progress import ProgressCallback, ProgressEvent, ignore_progress
 from zodbshootout.run.rounds import Loops, measure_in_rounds
@@ -137,19 +138,19 @@ class Runner:
 
     def _measure_level(self, ready: dict[str, Addresses | None], count: int, workers: int) -> None:
         """One count and concurrency level of every database and floor, in rounds (see rounds)."""
-        repeaters: dict[str, Callable[[int, Loops], list[PhaseTiming] | None]] = {
-            name: functools.partial(self._repeat, spec, count)
+        columns = {
+            name: column
             for name, addresses in ready.items()
             if addresses is not None
             and name not in self.dropped
-            and (spec := self._spec(name, addresses, count, workers))
+            and (column := self._database_column(name, addresses, count, workers))
         }
         for name in self.floors:
-            if name not in self.dropped and self._floor_measurable(name, count, workers):
-                repeaters[name] = functools.partial(self._repeat_floor, name, count, workers)
+            if name not in self.dropped and (column := self._floor_column(name, count, workers)):
+                columns[name] = column
         measured, done = measure_in_rounds(
-            [name for name in self.config.names if name in repeaters],
-            lambda name, repetition, loops: repeaters[name](repetition, loops),
+            [name for name in self.config.names if name in columns],
+            lambda name, repetition, loops: self._repeat(columns[name], count, repetition, loops),
             self.options.stopping_rule,
             lambda names: round_rates(self.result, names, count, workers),
             self.looped,
@@ -159,10 +160,10 @@ class Runner:
         for name in measured:
             self._report(name, count, workers, done, "done")
 
-    def _spec(
+    def _database_column(
         self, name: str, addresses: Addresses, count: int, workers: int
-    ) -> SessionSpec | None:
-        """How *name* is measured at this level, or None (with a failure) if it can't be."""
+    ) -> Column | None:
+        """How database *name* is measured at this level; None (with a failure) if it can't be."""
         options, factory = self.options, self.config.databases[name]
         # E.g. worker processes can't share a FileStorage (threads can).
         reason = concurrency.mode_of(options.mode).problem(options.sharing, workers, factory)
@@ -179,10 +180,46 @@ class Runner:
         described.setdefault("cache_sizes", {})[str(count)] = sizes
         # Worker 0 reads the size for bytes/object where the probe could (see storagesize).
         size = self.result.metadata["databases"][name].get("size", {})
-        return dataclasses.replace(spec, measure_size="method" in size)
+        spec = dataclasses.replace(spec, measure_size="method" in size)
+        phases, options = tuple(self.result.phases), self.options
+        return Column(
+            name,
+            workers,
+            measured=phases,
+            stages=self.stages,
+            open_session=functools.partial(concurrency.open_session, spec),
+            fill=repetition_filler(workers, count, phases, options.btrees, options.index_entries),
+            tasks=lambda steps, repetition, loops: stage_tasks(
+                spec, options, count, repetition, steps, loops
+            ),
+            lost=lambda stage: phases_failed_with(stage, phases),
+            # E.g. SQLite's stale planner statistics.
+            before_repetition=functools.partial(storages.before_repetition, factory),
+        )
+
+    def _floor_column(self, name: str, count: int, workers: int) -> Column | None:
+        """How floor *name* is measured at this level, or None (with a failure) if it can't be."""
+        phases, section = self.result.phases, self.config.databases[name]
+        processes = concurrency.mode_of(self.options.mode).worker_processes
+        reason = floor.problem(section, processes, workers)
+        if reason:
+            self._fail(name, count, workers, floor.measured_phases(phases), reason)
+            return None
+        return Column(
+            name,
+            workers,
+            measured=tuple(floor.measured_phases(phases)),
+            stages=floor.stages(phases),
+            open_session=lambda: floor.FloorSession(section.spec(), run_stage_in_processes),
+            fill=lambda db: None,
+            tasks=lambda steps, _repetition, _loops: floor.stage_tasks(
+                self.config, name, count, workers, steps, self.options
+            ),
+            lost=lambda stage: floor.phases_lost(stage, phases),
+        )
 
     def _repeat(
-        self, spec: SessionSpec, count: int, repetition: int, loops: Loops
+        self, column: Column, count: int, repetition: int, loops: Loops
     ) -> list[PhaseTiming] | None:
         """One repetition (0: the warm-up); None if it failed.
 
@@ -190,44 +227,44 @@ class Runner:
         refusing populate, a session that can't open) costs the database.
         """
         try:
-            return self._stages(spec, count, repetition, loops)
+            return self._stages(column, count, repetition, loops)
         except ForeignDataError as e:
-            self._refuse(spec.database, e)
+            self._refuse(column.name, e)
+        except ForeignStoreError as e:
+            self.result.refused.append(column.name)
+            self._fail_database(column.name, str(e))
         except Exception as e:
             # Every cell of this level fails, measured in an earlier
             # repetition or not: its numbers would come from fewer samples
             # than asked, and the warm-up's from none.
             where = "the warm-up" if repetition == 0 else f"repetition {repetition}"
             reason = f"{where} failed: {_describe(e)}"
-            self._fail(spec.database, count, spec.concurrency, self.result.phases, reason)
-            self._fail_database_for(spec.database, e)
+            self._fail(column.name, count, column.workers, column.measured, reason)
+            self._fail_database_for(column.name, e)
         return None
 
     def _stages(
-        self, spec: SessionSpec, count: int, repetition: int, loops: Loops
+        self, column: Column, count: int, repetition: int, loops: Loops
     ) -> list[PhaseTiming] | None:
-        name, workers, warmup = spec.database, spec.concurrency, repetition == 0
+        name, workers, warmup = column.name, column.workers, repetition == 0
         report = functools.partial(self._report, name, count, workers, repetition)
         loads = noise.record_before(self.result.metadata, name)
-        factory = self.config.databases[name]
-        storages.before_repetition(factory)  # e.g. SQLite's stale planner statistics
+        column.before_repetition()
         timings: list[PhaseTiming] = []
-        with contextlib.closing(concurrency.open_session(spec)) as session:
+        with contextlib.closing(column.open_session()) as session:
             report("warm-up: populate" if warmup else "populate")
-            phases, btrees = tuple(self.result.phases), self.options.btrees
-            entries = self.options.index_entries
             faults.at_populate(self.options.fault, name, repetition)
-            session.populate(repetition_filler(workers, count, phases, btrees, entries))
-            storages.before_repetition(factory)
-            for stage, steps in self.stages.items():
+            session.populate(column.fill)
+            column.before_repetition()
+            for stage, steps in column.stages.items():
                 if not steps:
                     continue
                 report(f"warm-up: {stage}" if warmup else stage)
-                tasks = stage_tasks(spec, self.options, count, repetition, steps, loops)
+                tasks = column.tasks(steps, repetition, loops)
                 outcome = session.run_stage(tasks, self.options.timeout_seconds)
                 if outcome.error is not None:
                     report("failed", one_line(redact(outcome.error, self.secrets)))
-                    failed = phases_failed_with(stage, self.result.phases)
+                    failed = column.lost(stage)
                     info = self.result.metadata.get("databases", {}).get(name, {})
                     hint = locks.failure_hint(outcome.error, info, count, workers)
                     reason = f"{stage} stage failed: {hint or outcome.error}"
@@ -235,7 +272,7 @@ class Runner:
                     return None
                 timings.extend(outcome.timings)
                 if outcome.host_facts:
-                    self._record_host_facts(spec, count, repetition, outcome.host_facts)
+                    self._record_host_facts(name, workers, count, repetition, outcome.host_facts)
                 # Recorded per stage: a read stage that fails later does not
                 # take the write stage's finished measurements with it.
                 self.result.measurements.extend(
@@ -246,14 +283,14 @@ class Runner:
         return timings
 
     def _record_host_facts(
-        self, spec: SessionSpec, count: int, repetition: int, facts: dict[str, Any]
+        self, name: str, workers: int, count: int, repetition: int, facts: dict[str, Any]
     ) -> None:
         """A --hosts stage's barrier skew per phase, and which host each worker ran on."""
         metadata = self.result.metadata
         cell = {
-            "database": spec.database,
+            "database": name,
             "object_count": count,
-            "concurrency": spec.concurrency,
+            "concurrency": workers,
             "repetition": repetition,
         }
         for skew in facts.get("barrier_skew", []):
@@ -264,46 +301,6 @@ class Runner:
             places = seen.setdefault("worker_places", [])
             if where not in places:
                 places.append(where)
-
-    def _floor_measurable(self, name: str, count: int, workers: int) -> bool:
-        """Whether floor *name* can be measured at this level; if not, its cells fail."""
-        processes = concurrency.mode_of(self.options.mode).worker_processes
-        reason = floor.problem(self.config.databases[name], processes, workers)
-        if reason:
-            self._fail(name, count, workers, floor.measured_phases(self.result.phases), reason)
-        return reason is None
-
-    def _repeat_floor(
-        self, name: str, count: int, workers: int, repetition: int, loops: Loops
-    ) -> list[PhaseTiming] | None:
-        """One repetition of a floor's cell (0: the warm-up); None if it failed.
-
-        A raw store has no looped phase: *loops* is the rounds' and stays unused.
-        """
-        warmup = repetition == 0
-
-        def report(step: str) -> None:
-            self._report(name, count, workers, repetition, f"warm-up: {step}" if warmup else step)
-
-        def record(timings: list[PhaseTiming]) -> None:
-            self.result.measurements.extend(
-                Measurement(name, workers, count, repetition, timing, warmup=warmup)
-                for timing in timings
-            )
-
-        def fail(phases: Sequence[str], reason: str) -> None:
-            self._fail(name, count, workers, tuple(phases), reason)
-
-        hooks = floor.FloorHooks(report, record, fail, run_stage_in_processes)
-        phases = self.result.phases
-        try:
-            return floor.repeat(self.config, name, phases, count, workers, self.options, hooks)
-        except ForeignStoreError as e:
-            self.result.refused.append(name)
-            self._fail_database(name, str(e))
-        except CellError as e:
-            self._fail_database(name, str(e))
-        return None
 
     def _report(self, name: str, count: int, workers: int, repetition: int, *event: str) -> None:
         repetitions = max(self.options.repetitions, repetition)
