@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 LOWEST_MICROSECONDS = 1
 HIGHEST_MICROSECONDS = 3_600_000_000  # an hour: anything longer is clamped
 SIGNIFICANT_DIGITS = 3
-_MICRO = 1_000_000
 
 
 def require_hdrhistogram() -> None:
