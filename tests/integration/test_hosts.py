@@ -154,15 +154,31 @@ def test_a_mix_runs_its_workers_on_the_hosts(tmp_path):
     assert 0 <= skew["skew_seconds"] < 60
 
 
-def test_a_mix_with_threads_and_hosts_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--threads"], "--hosts starts worker processes; run it without --threads"),
+        (["--hosts", "app1,app1"], "app1 is listed twice"),
+        (["--hosts", "FILE"], "host localhost: could not start"),
+    ],
+    ids=["threads", "bad-list", "unreachable"],
+)
+def test_a_mix_on_hosts_it_cannot_use_is_one_line_and_exit_code_2(tmp_path, options, says):
     config = tmp_path / "one.conf"
     config.write_text(configs.sqlite("sqlite"))
-    done, left = run_cli_in_session("mix", str(config), "--threads", "--hosts", "localhost")
-    assert done.returncode == 2
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text(f"localhost 1 python={tmp_path / 'no-such-python'}\n")
+    options = [str(hosts) if word == "FILE" else word for word in options]
+    if "--hosts" not in options:
+        options += ["--hosts", "localhost"]
+    done, left = run_cli_in_session(
+        "mix", str(config), *options, env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
+    )
+    assert done.returncode == 2, done.stderr
     assert left == []
-    assert done.stderr.strip().splitlines() == [
-        "zodbshootout mix: error: --hosts starts worker processes; run it without --threads"
-    ]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("zodbshootout mix: error: ")
+    assert says in line
 
 
 def test_a_dead_mix_worker_fails_its_database_naming_its_host(tmp_path):
