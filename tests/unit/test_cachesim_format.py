@@ -30,6 +30,12 @@ def test_a_bad_or_too_small_size_says_which(text):
         parse_sizes(text)
 
 
+@pytest.mark.parametrize("text", ["9" * 400, "9" * 400 + "KB", "1" + "0" * 30 + ".5GB"])
+def test_a_size_too_large_for_a_float_is_refused_as_too_large(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="at most 64GB"):
+        parse_sizes(text)
+
+
 def test_policies_are_named_in_order_and_checked():
     assert parse_policies("lru, zeo,lru") == ["lru", "zeo"]
     with pytest.raises(argparse.ArgumentTypeError, match="arc: choose from zeo, relstorage, lru"):

@@ -133,3 +133,19 @@ def test_a_fifo_is_refused_without_opening_it_for_a_blocking_read(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(UsageError, match="it is a FIFO, not a regular file"):
         read_trace(str(fifo))
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("cut.spc.gz", lambda data: gzip.compress(data)[:40]),
+        ("cut.spc.bz2", lambda data: bz2.compress(data)[:40]),
+        ("junk.spc.gz", lambda data: b"\x1f\x8b" + bytes(range(200))),
+        ("junk.spc.bz2", lambda data: b"BZh9" + bytes(range(200))),
+    ],
+)
+def test_a_damaged_compressed_trace_is_one_line(tmp_path, name, damage):
+    path = tmp_path / name
+    path.write_bytes(damage((SPC * 50).encode()))
+    with pytest.raises(UsageError, match=rf"{name} is not a readable trace: its (gzip|bzip2) data"):
+        read_trace(str(path))

@@ -36,6 +36,7 @@ import gzip
 import io
 import json
 import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, NamedTuple
@@ -118,7 +119,15 @@ class _Bounded(io.RawIOBase):
         return True
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        data = self._stream.read(len(buffer))
+        try:
+            data = self._stream.read(len(buffer))
+        except (EOFError, OSError, zlib.error) as e:
+            # Cut short (EOFError) or not the format its first bytes claim.
+            kind = "gzip" if isinstance(self._stream, gzip.GzipFile) else "bzip2"
+            message = " ".join(str(e).split()) or type(e).__name__
+            raise UsageError(
+                f"{self._path} is not a readable trace: its {kind} data is damaged ({message})"
+            ) from None
         self._read += len(data)
         if self._read > MAX_DECOMPRESSED_BYTES:
             raise UsageError(

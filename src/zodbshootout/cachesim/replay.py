@@ -161,6 +161,10 @@ def find_traces(paths: Sequence[str]) -> list[tuple[str, bool]]:
     return found
 
 
+#: The largest cache size simulated, in bytes.
+MAX_SIZE_BYTES = 64 << 30
+
+
 def parse_sizes(text: str) -> list[int]:
     """``64KB,1MB,20MB`` -> bytes (KB, MB, GB are powers of 1024, as ZConfig's byte-size)."""
     sizes = []
@@ -171,14 +175,15 @@ def parse_sizes(text: str) -> list[int]:
                 f"{part.strip()!r} is not a size such as 512KB or 20MB"
             )
         factor = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2).upper()]
-        size = int(float(match.group(1)) * factor)
+        value = float(match.group(1)) * factor  # inf for hundreds of digits
+        if value > MAX_SIZE_BYTES:
+            raise argparse.ArgumentTypeError(f"{part.strip()[:40]!r}: at most 64GB")
+        size = int(value)
         if size < MIN_SIZE_BYTES:
             raise argparse.ArgumentTypeError(
                 f"{part.strip()!r} is too small to simulate: a cache needs at least "
                 f"{MIN_SIZE_BYTES >> 10}KB"
             )
-        if size > 64 << 30:
-            raise argparse.ArgumentTypeError(f"{part.strip()!r}: at most 64GB")
         sizes.append(size)
     return sizes
 
