@@ -78,3 +78,22 @@ def test_etc_floors_conf_is_local_conf_plus_two_floors(tmp_path):
     local = load_config(str(ETC / "local.conf"), str(tmp_path))
     assert config.names == [*local.names, "lmdb", "sqlite_kv"]
     assert [config.databases[name].backend for name in ("lmdb", "sqlite_kv")] == ["lmdb", "sqlite"]
+
+
+def test_the_backend_records_say_what_a_floor_can_do(write_config, tmp_path):
+    import sqlite3
+
+    from zodbshootout.rawkv import floor
+
+    text = configs.rawkv("ldb", "leveldb") + configs.rawkv("lite", "sqlite")
+    config = load_config(write_config(text), str(tmp_path))
+    leveldb, lite = config.databases["ldb"], config.databases["lite"]
+    assert floor.problem(leveldb, True, 2) == (
+        "LevelDB can be opened by only one process at a time; measure it with -c 1"
+    )
+    assert floor.problem(leveldb, True, 1) is None
+    assert floor.problem(lite, True, 4) is None
+    assert floor.problem(lite, False, 1) == floor.PROCESSES_ONLY
+    described = floor.describe(lite)
+    assert described["library_version"] == sqlite3.sqlite_version
+    assert described["size"] == {"method": "SQLite pages in use × page size"}

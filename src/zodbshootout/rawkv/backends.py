@@ -48,13 +48,13 @@ class Store(Protocol):
 
 
 def _import(backend: str) -> Any:
-    module, package = BACKENDS[backend]
+    record = BACKENDS[backend]
     try:
-        return importlib.import_module(module)
+        return importlib.import_module(record.module)
     except ImportError:
         raise CellError(
-            f"the {backend} floor needs the {package} package: pip install '.[rawkv]' "
-            f"in the zodbshootout checkout (or pip install {package})"
+            f"the {backend} floor needs the {record.package} package: pip install '.[rawkv]' "
+            f"in the zodbshootout checkout (or pip install {record.package})"
         ) from None
 
 

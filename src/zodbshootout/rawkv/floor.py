@@ -10,7 +10,6 @@ timings are recorded.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,13 +24,6 @@ from zodbshootout.rawkv.stage import (
     plan_stages,
     remove_records,
 )
-
-#: What the size readings of a floor count, per backend (see rawkv.backends).
-SIZE_METHODS = {
-    "lmdb": "LMDB B+tree pages in use (branch, leaf, overflow) × page size",
-    "leveldb": "LevelDB directory: tables and write-ahead log",
-    "sqlite": "SQLite pages in use × page size",
-}
 
 PROCESSES_ONLY = (
     "a raw key-value floor runs its workers as processes only; run it without --threads/--gevent"
@@ -68,22 +60,14 @@ def not_applicable(phases: Sequence[str]) -> dict[str, str]:
 def describe(section: RawKVSection) -> dict[str, Any]:
     """What the result file records about a floor (``databases.NAME``)."""
     spec = section.spec()
-    package = BACKENDS[spec.backend][0]
-    try:
-        version = importlib.metadata.version(package) if package != "sqlite3" else None
-    except importlib.metadata.PackageNotFoundError:
-        version = None
-    if spec.backend == "sqlite":
-        import sqlite3
-
-        version = sqlite3.sqlite_version
+    backend = BACKENDS[spec.backend]
     return {
         "kind": "rawkv",
         "backend": spec.backend,
         "path": spec.path,
         "sync": spec.sync,
-        "library_version": version,
-        "size": {"method": SIZE_METHODS[spec.backend]},
+        "library_version": backend.library_version(),
+        "size": {"method": backend.size_method},
     }
 
 
@@ -106,8 +90,9 @@ def problem(section: RawKVSection, worker_processes: bool, workers: int) -> str 
     """Why the floor can't be measured at *workers* in the run's mode, or None."""
     if not worker_processes:
         return PROCESSES_ONLY
-    if section.backend == "leveldb" and workers > 1:
-        return "LevelDB can be opened by only one process at a time; measure it with -c 1"
+    backend = BACKENDS[section.backend]
+    if backend.one_process and workers > 1:
+        return f"{backend.label} can be opened by only one process at a time; measure it with -c 1"
     return None
 
 

@@ -9,16 +9,77 @@ worker that opens it, and a missing one is a cell's footnote.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
 
-#: Backend name -> (the Python module it needs, the package that provides it).
-BACKENDS = {
-    "lmdb": ("lmdb", "lmdb"),
-    "leveldb": ("plyvel", "plyvel"),
-    "sqlite": ("sqlite3", "the Python standard library"),
+
+def _package_version(package: str) -> Callable[[], str | None]:
+    def version() -> str | None:
+        import importlib.metadata  # only when a floor is described: parsing imports nothing
+
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return version
+
+
+def _sqlite_version() -> str | None:
+    import sqlite3  # the library's version, not the module's
+
+    return sqlite3.sqlite_version
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A raw store the tool measures: what it needs, and what the tool must know of it."""
+
+    name: str  # the section's ``backend`` value
+    label: str  # its name in sentences
+    module: str  # the Python module it needs
+    package: str  # the package that provides it
+    #: What its size readings count (see rawkv.backends).
+    size_method: str
+    #: The library's version, for the result file; None if not installed.
+    library_version: Callable[[], str | None]
+    #: Only one process at a time can open it (a floor then needs -c 1).
+    one_process: bool = False
+
+
+#: The backends by name.
+BACKENDS: dict[str, Backend] = {
+    backend.name: backend
+    for backend in (
+        Backend(
+            "lmdb",
+            "LMDB",
+            "lmdb",
+            "lmdb",
+            "LMDB B+tree pages in use (branch, leaf, overflow) × page size",
+            _package_version("lmdb"),
+        ),
+        Backend(
+            "leveldb",
+            "LevelDB",
+            "plyvel",
+            "plyvel",
+            "LevelDB directory: tables and write-ahead log",
+            _package_version("plyvel"),
+            one_process=True,
+        ),
+        Backend(
+            "sqlite",
+            "SQLite",
+            "sqlite3",
+            "the Python standard library",
+            "SQLite pages in use × page size",
+            _sqlite_version,
+        ),
+    )
 }
 
 
