@@ -380,7 +380,9 @@ class _Progress:
         seconds = (index + 1) * self.interval_seconds
         p99 = union.get_value_at_percentile(99.0) / 1000 if transactions else 0.0
         rate = transactions / self.interval_seconds
-        return f"{self.name}: {seconds:5.0f} s: {rate:9.0f} tx/s, p99 {p99:8.2f} ms"
+        # A fractional --interval gets a decimal: 1.5 and 2.0 are not both "2 s".
+        digits = 0 if float(self.interval_seconds).is_integer() else 1
+        return f"{self.name}: {seconds:5.{digits}f} s: {rate:9.0f} tx/s, p99 {p99:8.2f} ms"
 
     def stop(self) -> None:
         self._stop.set()
