@@ -51,9 +51,17 @@ def _measured(cell: str) -> bool:
 
 
 def _rates(path) -> dict[str, float]:
-    """The mean rate per phase of the one database (n=N, c=2) in a saved result."""
+    """The best repetition's rate per phase of the one database (n=N, c=2) in a saved result.
+
+    The best, not the mean: a burst of load elsewhere slows some repetitions
+    of one run and not the other's, while the fastest repetition of each is
+    what the machine can do.
+    """
     result = from_document(json.loads(path.read_text()))
-    return {phase: cell_stats(result, CellKey("sqlite", 2, int(N), phase)).mean for phase in PHASES}
+    return {
+        phase: max(cell_stats(result, CellKey("sqlite", 2, int(N), phase)).rates)
+        for phase in PHASES
+    }
 
 
 def test_localhost_gives_the_numbers_of_a_plain_run(tmp_path):
