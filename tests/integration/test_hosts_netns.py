@@ -176,7 +176,10 @@ def test_two_hosts_measure_and_record_where_and_how(network, tmp_path):
     add, cold, steamin = rates.values()
     assert add[1] < 0.7 * add[0], add
     assert cold[1] < 0.7 * cold[0], cold
-    assert 1 / 3 < steamin[1] / steamin[0] < 3, steamin
+    # Steamin does not fall.  Its one sample per column is CPU-bound and moves
+    # with the machine's load: a delayed column that comes out faster says
+    # nothing about the network, so there is no upper bound.
+    assert steamin[1] > steamin[0] / 3, steamin
     assert re.search(r"host zs-b-\d+ → delayed: round trip \d+ µs", done.stderr)
 
 
