@@ -1,0 +1,903 @@
+"""Throw many bad inputs at the real command line and count what comes back.
+
+Not a test: a measurement to run by hand (a few minutes), the adversarial
+re-run of issue 24.  Every case runs ``python -m zodbshootout ...`` as a user
+would, inside one temporary directory (also its TMPDIR), and is judged:
+
+good
+    exit 2 with one line on stderr and nothing on stdout (a usage error);
+    exit 1 with a footnote giving each failed cell's reason, where a cell was
+    made to fail; exit 0 where the input may well be fine (a fuzzed file
+    that happens to stay valid).
+bad
+    ``internal error`` or ``Traceback`` in the output; no exit within the
+    case's time limit (a hang); exit 0 where a failure was expected (silent);
+    exit 2 with more than one line or a line longer than 2000 characters;
+    exit 1 without a reason for the failed cell; any other exit code; a
+    user's store or file that changed.
+
+The families of cases: options of a run, configurations (generated and
+hostile: FIFOs, device nodes made with mknod inside the directory, includes
+through ``%define``, storage paths that are no files), result files given to
+show / compare / history / export / plot / report (hostile values anywhere in
+a real document, and malformed files), cachesim on bad traces and
+directories, ``<rawkv>`` sections pointing at a user's stores, output
+targets that are no regular files, and worker and populate faults (the
+test-only ``ZODBSHOOTOUT_FAULT`` hook).  No case writes to a device: device
+nodes are only ever read from.
+
+The generators are the tests' own (``tests/support/hostile.py``).  Usage,
+from a checkout, in the venv that has zodbshootout installed::
+
+    python benchmarks/adversarial.py                 # about 600 cases
+    python benchmarks/adversarial.py --scale 0.3 -j 2
+    python benchmarks/adversarial.py --family result --log bad.txt
+
+It prints one line per family and the bad cases (argv, exit code, the start
+of the output); ``--log`` writes every case's outcome.  Exit code: 0 if no
+case was bad, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import collections
+import concurrent.futures
+import copy
+import gzip
+import json
+import os
+import pathlib
+import random
+import re
+import shutil
+import signal
+import socket
+import stat
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit")]
+
+from support import hostile  # noqa: E402
+
+USAGE = frozenset({2})
+CELL_FAILED = frozenset({1})
+ANY = frozenset({0, 1, 2})
+CLEAN = frozenset({0, 2})  # a subcommand on a fuzzed file: fine or refused
+
+
+def section(kind: str, *body: str, name: str = "") -> str:
+    """A ZConfig section of *kind* holding the lines or sections *body*, indented."""
+    head = f"<{kind} {name}>" if name else f"<{kind}>"
+    inner = "".join(f"  {line}\n" for text in body for line in text.splitlines())
+    return f"{head}\n{inner}</{kind}>\n"
+
+
+def sqlite(name: str, directory: object) -> str:
+    return section(
+        "zodb", section("relstorage", section("sqlite3", f"data-dir {directory}")), name=name
+    )
+
+
+IN_MEMORY = section("zodb", "<mappingstorage/>", name="mem")
+
+
+QUICK_THREADS = ["-n", "5", "-c", "1", "-r", "1", "-q", "--threads", "add"]
+QUICK = ["-n", "5", "-c", "1", "-r", "1", "-q", "add"]
+
+
+@dataclass
+class Case:
+    family: str
+    name: str
+    argv: list[str]
+    expect: frozenset[int]
+    timeout: float = 60.0
+    env: dict[str, str] = field(default_factory=dict)
+    #: After the run: why the case is bad although its exit looked right, or None.
+    check: Callable[[], str | None] | None = None
+    #: Kept alive while the case runs (a listening socket).
+    keep: object = None
+    #: With exit 0: what stderr must say (a skipped file's warning).
+    warns: str = ""
+
+
+@dataclass
+class Outcome:
+    case: Case
+    verdict: str  # "usage", "cell failed", "accepted", or what was bad
+    good: bool
+    code: int | None
+    seconds: float
+    output: str
+
+
+class Sandbox:
+    """The temporary directory every case lives in, and makers of hostile paths in it."""
+
+    def __init__(self, root: pathlib.Path) -> None:
+        self.root = root
+        self._count = 0
+
+    def directory(self, hint: str) -> pathlib.Path:
+        self._count += 1
+        path = self.root / f"{self._count:04d}-{re.sub(r'[^a-z0-9]+', '-', hint.lower())[:30]}"
+        path.mkdir()
+        return path
+
+    def file(self, hint: str, content: str | bytes, name: str = "") -> pathlib.Path:
+        path = self.directory(hint) / (name or hint)
+        if isinstance(content, str):
+            path.write_text(content, encoding="utf-8", errors="surrogatepass")
+        else:
+            path.write_bytes(content)
+        return path
+
+    def fifo(self, hint: str, name: str = "pipe") -> pathlib.Path:
+        path = self.directory(hint) / name
+        os.mkfifo(path)
+        return path
+
+    def zero_device(self, hint: str, name: str = "zero") -> pathlib.Path | None:
+        """A node like /dev/zero (1, 5), only ever read from; None without root."""
+        path = self.directory(hint) / name
+        try:
+            os.mknod(path, 0o444 | stat.S_IFCHR, os.makedev(1, 5))
+        except PermissionError:
+            return None
+        return path
+
+    def sparse(self, hint: str, size: int, name: str = "huge") -> pathlib.Path:
+        path = self.directory(hint) / name
+        with open(path, "wb") as file:
+            file.truncate(size)
+        return path
+
+    def socket(self, hint: str) -> tuple[pathlib.Path, socket.socket]:
+        path = self.directory(hint) / "sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        return path, server
+
+
+# --- the families ---------------------------------------------------------------------
+
+
+def option_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    config = str(box.file("mem.conf", IN_MEMORY))
+    named = [
+        ["-n", "0"],
+        ["-c", "-1"],
+        ["-n", "abc"],
+        ["-n", "10,"],
+        ["-r", "0"],
+        ["-s", "x"],
+        ["--timeout", "0"],
+        ["--timeout", "nan"],
+        ["--timeout", "1e400"],
+        ["--aggregate", "max"],
+        ["chilly"],
+        ["--no-such-option"],
+        ["--index-entries", "-1"],
+        ["--index-entries", "1000000000"],
+        ["--index-entries", "1000000"],
+        ["-n", "1000000", "-s", "1000", "-c", "256"],
+        ["-n", str(10**30)],
+        ["-c", "100000"],
+        ["-r", str(10**9)],
+        ["-s", str(10**13)],
+        ["--min-objects", "-1"],
+        ["--min-objects", str(10**13)],
+        ["--precision", "0"],
+        ["--precision", "-5"],
+        ["--max-time", "-1"],
+        ["--label", "L" * 10_000],
+        ["-n", "x" * 10_000],
+        ["--btrees=XX"],
+        ["--format", "xml"],
+        ["--zap", "nosuchdb"],
+        ["--zap=force,nosuchdb"],
+        ["--hosts", "nohost.invalid:1:2:3"],
+        ["--hosts", str(box.directory("no-hosts-file") / "missing")],
+        ["--log", "VERBOSE"],
+        ["--log", str(box.directory("no-log") / "missing.conf")],
+        ["--log", str(box.fifo("log-fifo"))],
+        ["--cache-trace", "traces", "--threads"],
+        ["-c", "0,1"],
+        ["-p", str(box.file("p-file", "not a directory\n"))],
+        ["-o", ""],
+        ["--save-to", str(box.file("save-file", "x"))],
+    ]
+    # After a quick run's options, so that one accepted by mistake ends soon.
+    quick = ["-n", "5", "-c", "1", "-r", "1", "-q", "--threads"]
+    cases = [Case("options", " ".join(o)[:60], [config, *quick, *o], USAGE) for o in named]
+    # Generated as test_bad_input generates them: no configuration file at all.
+    missing = str(box.root / "missing.conf")
+    for index in range(int(60 * scale)):
+        argv = [missing]
+        for _ in range(rng.randint(0, 5)):
+            kind = rng.randrange(4)
+            if kind == 0:
+                argv += [rng.choice(hostile.NUMBER_OPTIONS), _numberish(rng)]
+            elif kind == 1:
+                argv += [rng.choice(hostile.COUNT_OPTIONS), _numberish(rng)]
+            elif kind == 2:
+                argv += ["--aggregate", rng.choice(hostile.AGGREGATES)]
+            else:
+                argv.append(rng.choice(hostile.PHASE_WORDS) or _text(rng, string.ascii_letters))
+        cases.append(Case("options", f"generated {index}", argv, USAGE))
+    # mix: its own options.
+    for o in (["-d", "-1"], ["-d", "nan"], ["-n", "0"], ["--rate", "-3"], ["-w", "ycsb-z"]):
+        cases.append(Case("options", "mix " + " ".join(o), ["mix", config, "--threads", *o], USAGE))
+    return cases
+
+
+def _numberish(rng: random.Random) -> str:
+    kind = rng.randrange(3)
+    if kind == 0:
+        return str(rng.randint(-5, 5))
+    if kind == 1:
+        return _text(rng, hostile.NUMBERISH_ALPHABET, 6)
+    return _text(rng, string.printable, 8)
+
+
+def _text(rng: random.Random, alphabet: str, most: int = 8) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, most)))
+
+
+class Configs:
+    """Adds a case per configuration text, each in its own directory."""
+
+    def __init__(self, box: Sandbox) -> None:
+        self.box = box
+        self.cases: list[Case] = []
+
+    def add(
+        self,
+        name: str,
+        text: str | bytes,
+        expect: frozenset[int] = USAGE,
+        argv: list[str] = QUICK_THREADS,
+        **kw: object,
+    ) -> None:
+        path = self.box.file(name, text, "test.conf")
+        self.cases.append(Case("config", name, [str(path), *argv], expect, **kw))  # type: ignore[arg-type]
+
+    def path(self, name: str, path: pathlib.Path) -> None:
+        self.cases.append(Case("config", name, [str(path), *QUICK_THREADS], USAGE))
+
+
+def config_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    configs = Configs(box)
+    _generated_configs(configs, rng, scale)
+    _hostile_config_files(configs)
+    _storage_paths(configs)
+    _unreachable_servers(configs)
+    return configs.cases
+
+
+def _generated_configs(configs: Configs, rng: random.Random, scale: float) -> None:
+    """Generated as test_bad_input generates them; run, since some may be fine."""
+    for index in range(int(100 * scale)):
+        lines = []
+        for _ in range(rng.randint(0, 8)):
+            kind = rng.choice(["open", "close", "empty", "key"])
+            kind_name = rng.choice(hostile.SECTION_TYPES)
+            if kind == "open":
+                lines.append(f"<{kind_name} {rng.choice(hostile.SECTION_NAMES)}>")
+            elif kind == "close":
+                lines.append(f"</{kind_name}>")
+            elif kind == "empty":
+                lines.append(f"<{kind_name}/>")
+            elif rng.random() < 0.7:
+                lines.append(rng.choice(hostile.CONFIG_KEY_LINES))
+            else:
+                lines.append(_text(rng, string.printable, 20))
+        text = "\n".join(lines) + "\n"
+        scratch = str(configs.box.directory(f"gen-{index}"))  # not /tmp/never
+        configs.add(f"generated {index}", text.replace("/tmp/never", scratch), ANY, QUICK)
+
+
+def _hostile_config_files(configs: Configs) -> None:
+    """Hostile files as the configuration, and reached through includes."""
+    box = configs.box
+    targets = {
+        "fifo": box.fifo("config-fifo"),
+        "huge": box.sparse("config-huge", (1 << 20) + 1),
+        "binary": box.file("config-binary", b"\x89PNG\r\n\x1a\n\xff\xfe\x00", "blob.bin"),
+        "directory": box.directory("dir"),
+        "zero device": box.zero_device("config-zero"),
+    }
+    for what, path in targets.items():
+        if path is None:
+            continue
+        configs.path(f"config is {what}", path)
+        configs.add(f"include of {what}", f"%include {path}\n")
+        through_define = f"%define d {path.parent}\n%include $d/{path.name}\n"
+        configs.add(f"define include of {what}", through_define)
+        log_config = box.file(f"log include {what}", through_define)
+        log = [*QUICK_THREADS, "--log", str(log_config)]
+        configs.add(f"--log including {what}", IN_MEMORY, USAGE, log)
+    loop = box.directory("loop")
+    (loop / "a.conf").write_text(f"%define here {loop}\n%include $here/b.conf\n")
+    (loop / "b.conf").write_text("%include a.conf\n")
+    configs.path("define include loop", loop / "a.conf")
+    deep = "<demostorage>\n" * 40 + "</demostorage>\n" * 40
+    configs.add("deep sections", section("zodb", deep, name="a"))
+    configs.add("nul line", b"\0" * 1000 + b"\n")
+    configs.add("long line", IN_MEMORY + "colour " + "b" * 100_000 + "\n")
+    configs.add("bom", "\ufeff" + IN_MEMORY, CLEAN)
+    many = "".join(section("zodb", "<mappingstorage/>", name=f"m{i}") for i in range(20))
+    configs.add("many sections", many, CLEAN)
+
+
+def _storage_paths(configs: Configs) -> None:
+    """Storage paths that are no regular files; nothing may appear beside them."""
+    box = configs.box
+    for kind in ("fifo", "directory", "socket"):
+        directory = box.directory(f"storage-{kind}")
+        path = directory / "node"
+        keep = None
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "directory":
+            path.mkdir()
+        else:
+            keep = socket.socket(socket.AF_UNIX)
+            keep.bind(str(path))
+        storage = section("filestorage", f"path {path}")
+        plain = section("zodb", storage, name="fs")
+        served = section("zodb", section("embeddedzeo", storage), name="zfs")
+        check = _only(directory, {"node"})
+        configs.add(f"filestorage on {kind}", plain, USAGE, QUICK_THREADS, check=check, keep=keep)
+        configs.add(f"served filestorage on {kind}", served, USAGE, QUICK, check=check, keep=keep)
+    parent_file = box.file("parent-file", "x")
+    under_a_file = section("zodb", section("filestorage", f"path {parent_file}/x.fs"), name="fs")
+    configs.add("filestorage under a file", under_a_file)
+    configs.add("sqlite data-dir is a file", sqlite("s", parent_file), USAGE, QUICK)
+
+
+def _unreachable_servers(configs: Configs) -> None:
+    """Servers nobody runs: alone a usage error, beside a working database a failed cell."""
+    bystander = sqlite("local", configs.box.directory("bystander") / "local")
+    dsn = "dsn host=127.0.0.1 port=1 dbname=x connect_timeout=2"
+    mysql = "host 127.0.0.1\nport 1\nuser u\npasswd p\ndb d\nconnect_timeout 2"
+    unreachable = {
+        "postgresql": section("zodb", section("relstorage", section("postgresql", dsn)), name="pg"),
+        "mysql": section("zodb", section("relstorage", section("mysql", mysql)), name="my"),
+        "zeo": section("zodb", section("zeoclient", "server 127.0.0.1:1\nwait off"), name="z"),
+    }
+    for server, text in unreachable.items():
+        configs.add(f"{server} unreachable", text, USAGE, QUICK)
+        configs.add(f"{server} unreachable beside sqlite", text + bystander, CELL_FAILED, QUICK)
+
+
+def _only(directory: pathlib.Path, names: set[str]) -> Callable[[], str | None]:
+    def check() -> str | None:
+        found = {p.name for p in directory.iterdir()}
+        return None if found == names else f"files appeared: {sorted(found - names)}"
+
+    return check
+
+
+def _commands(
+    good: pathlib.Path, path: pathlib.Path, out: pathlib.Path
+) -> list[tuple[str, list[str]]]:
+    """Every subcommand that reads a result file, on *path*, writing into *out*."""
+    return [
+        ("show", ["show", str(path)]),
+        ("show json", ["show", str(path), "--format", "json"]),
+        ("show markdown", ["show", str(path), "--format", "markdown"]),
+        ("compare", ["compare", str(good), str(path)]),
+        ("history", ["history", str(good), str(path)]),
+        ("export", ["export", str(path), "-o", str(out / "out.json")]),
+        ("plot", ["plot", str(path), "-o", str(out / "chart.png")]),
+        ("report", ["report", str(path), "-o", str(out / "site")]),
+    ]
+
+
+def result_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Hostile values anywhere in a real document, each file given to one subcommand."""
+    base = hostile.base_document()
+    paths = sorted(hostile.paths(base), key=repr)
+    good = box.file("good.json", json.dumps(base))
+    cases = []
+    for index in range(int(250 * scale)):
+        document = copy.deepcopy(base)
+        changes = []
+        for _ in range(rng.randint(1, 3)):
+            path, value = rng.choice(paths), copy.deepcopy(_hostile_value(rng))
+            try:
+                hostile.set_path(document, path, value)
+            except (KeyError, IndexError, TypeError):
+                continue
+            changes.append(f"{'.'.join(map(str, path))}={_short(value)}")
+        saved = box.file(f"fuzz-{index}", json.dumps(document, ensure_ascii=True), "run.json")
+        name, argv = rng.choice(_commands(good, saved, saved.parent))
+        timeout = 120.0 if name in ("plot", "report") else 60.0
+        cases.append(Case("result", f"{name} {'; '.join(changes)}"[:100], argv, CLEAN, timeout))
+    return cases + _malformed_result_cases(box, base, good)
+
+
+def _malformed_result_cases(box: Sandbox, base: dict, good: pathlib.Path) -> list[Case]:
+    """Malformed files and paths: every subcommand refuses each in one line."""
+    cases = []
+    text = json.dumps(base)
+    malformed: dict[str, str | bytes | pathlib.Path | None] = {
+        "empty": "",
+        "null": "null",
+        "a list": "[]",
+        "an object": "{}",
+        "a string": '"x"',
+        "truncated": text[: len(text) // 2],
+        "deep nesting": "[" * 100_000 + "]" * 100_000,
+        "NaN literal": text.replace('"started": 1700000000.5', '"started": NaN'),
+        "1e999": text.replace('"started": 1700000000.5', '"started": 1e999'),
+        "5000 digits": text.replace('"repetitions": 3', '"repetitions": ' + "9" * 5000),
+        "utf-16": text.encode("utf-16"),
+        "gzip": gzip.compress(text.encode()),
+        "nul bytes": b"\0" * 4096,
+        "version 999": text.replace('"version": ', '"version": 999, "x": ', 1),
+        "no measurements": json.dumps({k: v for k, v in base.items() if k != "measurements"}),
+        "fifo": box.fifo("result-fifo", "run.json"),
+        "zero device": box.zero_device("result-zero", "run.json"),
+        "directory": box.directory("result-dir"),
+        "huge": box.sparse("result-huge", (256 << 20) + 1, "run.json"),
+        "missing": box.root / "no-such-run.json",
+    }
+    for what, content in malformed.items():
+        if content is None:
+            continue
+        if isinstance(content, pathlib.Path):
+            path, out = content, box.directory(f"out-{what}")
+        else:
+            path = box.file(f"malformed-{what}", content, "run.json")
+            out = path.parent
+        for name, argv in _commands(good, path, out):
+            if isinstance(content, pathlib.Path) and name in ("show json", "show markdown"):
+                continue
+            # A directory of runs is what history, plot and report read.
+            runs = what == "directory" and name in ("history", "plot", "report")
+            expect = CLEAN if runs else USAGE
+            cases.append(Case("result", f"{name} on {what}", argv, expect, 120.0))
+    return cases
+
+
+def _hostile_value(rng: random.Random) -> object:
+    kind = rng.randrange(5)
+    if kind == 0:
+        return rng.choice(hostile.HOSTILE_VALUES)
+    if kind == 1:
+        return rng.choice([float("nan"), float("inf"), -float("inf"), 1e-320, -1e300, 0.5])
+    if kind == 2:
+        return rng.choice([0, -(2**70), 2**1000, 7, -3])
+    if kind == 3:
+        return _text(rng, string.printable + "\u00e9\u4e2d\U0001f600", 20)
+    return {_text(rng, string.ascii_letters, 5): rng.randint(-3, 3)}
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "..."
+
+
+def cachesim_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    from zodbshootout.cachesim.records import RECORD, marker_record
+
+    def zeo_record(code: int, oid: int, dlen: int = 0) -> bytes:
+        return RECORD.pack(1700000000, (dlen << 8) | code, 8, bytes(8), bytes(8)) + oid.to_bytes(
+            8, "big"
+        )
+
+    good_zeo = marker_record(1700000000, kind="zeo", cache_size_bytes=1 << 20) + b"".join(
+        zeo_record(0x20, i % 50) + zeo_record(0x52, i % 50, 100) for i in range(500)
+    )
+    spc = "".join(f"0,{i % 97},4096,r,{i * 0.001:.3f}\n" for i in range(500))
+    good = box.file("good-trace", good_zeo, "db.trace")
+    cases = [Case("cachesim", "a good ZEO trace", ["cachesim", str(good), "-q"], frozenset({0}))]
+    traces: dict[str, bytes | str | pathlib.Path | None] = {
+        "empty": b"",
+        "random bytes": bytes(rng.randrange(256) for _ in range(4096)),
+        "config text": IN_MEMORY,
+        "spc bad opcode": spc + "0,1,2,x,3\n",
+        "spc negative size": "0,1,-5,r,0.1\n",
+        "spc huge numbers": f"0,{10**40},{10**40},r,1e400\n",
+        "spc nan time": "0,1,4096,r,nan\n",
+        "spc missing fields": "0,1\n",
+        "spc long line": "0,1,2,r,3\n" + "1," * (1 << 20),
+        "gzip bomb": _gzip_bomb(),
+        "truncated gzip": gzip.compress(spc.encode())[:40],
+        "not gzip": b"plain text, .gz name",
+        "bz2 junk": bz2.compress(bytes(rng.randrange(256) for _ in range(2000))),
+        "zeo damaged": marker_record(1700000000, kind="zeo") + bytes(range(256)) * 4,
+        "zeo truncated": good_zeo[: len(good_zeo) // 2 + 7],
+        "zeo huge dlen": marker_record(1700000000, kind="zeo")
+        + zeo_record(0x52, 1, (1 << 23) - 1) * 10,
+        "fifo": box.fifo("trace-fifo", "x.trace"),
+        "zero device": box.zero_device("trace-zero", "x.trace"),
+        "huge sparse": box.sparse("trace-huge", 1 << 33, "x.trace"),
+    }
+    names = {
+        "gzip bomb": "bomb.spc.gz",
+        "truncated gzip": "t.spc.gz",
+        "not gzip": "x.spc.gz",
+        "bz2 junk": "j.spc.bz2",
+    }
+    for what, content in traces.items():
+        if content is None:
+            continue
+        path = (
+            content
+            if isinstance(content, pathlib.Path)
+            else box.file(f"trace-{what}", content, names.get(what, "x.trace"))
+        )
+        expect = CLEAN if what in PARSEABLE_TRACES else USAGE
+        cases.append(Case("cachesim", what, ["cachesim", str(path), "-q"], expect, 60.0))
+        # The same file in a directory of traces, beside a good one.
+        if isinstance(content, pathlib.Path):
+            continue
+        directory = box.directory(f"tracedir-{what}")
+        shutil.copy(good, directory / "good.trace")
+        shutil.copy(path, directory / "bad.trace")
+        # Skipped with a warning naming it, the good one replayed; or refused.
+        argv = ["cachesim", str(directory)]
+        skipped = "" if expect == CLEAN else "skipped " + str(directory / "bad.trace")
+        case = Case("cachesim", f"directory with {what}", argv, CLEAN, 60.0, warns=skipped)
+        cases.append(case)
+    fifo_dir = box.directory("tracedir-fifo")
+    shutil.copy(good, fifo_dir / "good.trace")
+    os.mkfifo(fifo_dir / "pipe.trace")
+    skipped = "skipped " + str(fifo_dir / "pipe.trace")
+    argv = ["cachesim", str(fifo_dir)]
+    cases.append(Case("cachesim", "directory with a FIFO", argv, CLEAN, warns=skipped))
+    empty_dir = box.directory("tracedir-empty")
+    cases.append(Case("cachesim", "empty directory", ["cachesim", str(empty_dir)], USAGE))
+    loop_dir = box.directory("tracedir-loop")
+    (loop_dir / "a.trace").symlink_to(loop_dir / "b.trace")
+    (loop_dir / "b.trace").symlink_to(loop_dir / "a.trace")
+    cases.append(Case("cachesim", "symlink loop", ["cachesim", str(loop_dir)], USAGE))
+    cases.append(Case("cachesim", "missing", ["cachesim", str(box.root / "none.trace")], USAGE))
+    for sizes in (
+        "1KB",
+        "0",
+        "-1",
+        "1EB",
+        "nan",
+        "1,,2",
+        "x" * 5000,
+        "9" * 400,
+    ):
+        cases.append(
+            Case(
+                "cachesim",
+                f"--sizes {sizes[:20]}",
+                ["cachesim", str(good), "--sizes", sizes],
+                USAGE,
+            )
+        )
+    for policy in ("", "arc", ",", "x" * 3000):
+        cases.append(
+            Case(
+                "cachesim",
+                f"--policy {policy[:20]}",
+                ["cachesim", str(good), "--policy", policy],
+                USAGE,
+            )
+        )
+    plot_fifo = box.fifo("plot-fifo", "chart.png")
+    for target in (plot_fifo, box.directory("plot-dir"), box.directory("plot-ext") / "chart.txt"):
+        cases.append(
+            Case(
+                "cachesim",
+                f"--plot {target.name}",
+                ["cachesim", str(good), "--plot", str(target)],
+                USAGE,
+                120.0,
+            )
+        )
+    return cases
+
+
+#: Odd but readable traces: replayed or refused, either is fine.
+PARSEABLE_TRACES = ("spc huge numbers", "spc nan time", "zeo truncated", "zeo huge dlen")
+
+
+def _gzip_bomb() -> bytes:
+    buffer = gzip.compress(bytes(64 << 20), compresslevel=9)
+    return buffer
+
+
+def rawkv_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    cases = []
+    for index, store in enumerate(hostile.FOREIGN_STORES):
+        if store.needs:
+            try:
+                __import__(store.needs)
+            except ImportError:
+                continue
+        directory = box.directory(f"rawkv-{index}")
+        path = directory / "theirs"
+        store.make(path)
+        before = hostile.checksum(path)
+        config = directory / "floor.conf"
+        config.write_text(f"<rawkv floor>\n  backend {store.backend}\n  path {path}\n</rawkv>\n")
+        # Beside a working database: the floor is refused, the database measured.
+        both = directory / "both.conf"
+        both.write_text(IN_MEMORY + config.read_text())
+
+        def check(
+            path: pathlib.Path = path, before: str = before, directory: pathlib.Path = directory
+        ) -> str | None:
+            if hostile.checksum(path) != before:
+                return "the user's store changed"
+            return _only(directory, {"theirs", "floor.conf", "both.conf"})()
+
+        name = f"{store.backend} {store.make.__name__}"
+        argv = [str(config), "-n", "10", "-c", "1", "-r", "1", "-q"]
+        cases.append(Case("rawkv", name, argv, USAGE, check=check))
+        beside = [str(both), *QUICK_THREADS]
+        cases.append(Case("rawkv", name + " beside mem", beside, USAGE | CELL_FAILED, check=check))
+
+    def floor(backend: str, path: object = None) -> str:
+        return section("rawkv", f"backend {backend}" + (f"\npath {path}" if path else ""), name="f")
+
+    dangling = box.directory("rawkv-dangling") / "link"
+    dangling.symlink_to(dangling.parent / "nowhere")
+    for what, text in {
+        "bad backend": floor("redis"),
+        "path under a file": floor("sqlite", f"{box.file('rawkv-parent', 'x')}/kv.db"),
+        "path is a fifo": floor("sqlite", box.fifo("rawkv-fifo")),
+        "lmdb path is a fifo": floor("lmdb", box.fifo("rawkv-lmdb-fifo")),
+        "leveldb dangling symlink": floor("leveldb", dangling),
+    }.items():
+        config = box.file(f"rawkv {what}", text, "floor.conf")
+        argv = [str(config), "-n", "10", "-c", "1", "-r", "1", "-q"]
+        cases.append(Case("rawkv", what, argv, USAGE))
+    return cases
+
+
+def target_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    config = str(box.file("mem-targets.conf", IN_MEMORY))
+    cases = []
+    for option in ("-o", "--pyperf", "--save-to", "-p", "--cache-trace"):
+        for kind in ("fifo", "socket", "dangling symlink", "under a file"):
+            directory = box.directory(f"target {option} {kind}")
+            keep = None
+            if kind == "fifo":
+                target = directory / "t"
+                os.mkfifo(target)
+            elif kind == "socket":
+                keep = socket.socket(socket.AF_UNIX)
+                target = directory / "t"
+                keep.bind(str(target))
+            elif kind == "dangling symlink":
+                target = directory / "t"
+                target.symlink_to(directory / "nowhere")
+            else:
+                (directory / "file").write_text("x")
+                target = directory / "file" / "t"
+            argv = [
+                config,
+                *(QUICK if option == "--cache-trace" else QUICK_THREADS),
+                option,
+                str(target),
+            ]
+            names = {p.name for p in directory.iterdir()}
+            cases.append(
+                Case(
+                    "target",
+                    f"{option} {kind}",
+                    argv,
+                    USAGE,
+                    check=_only(directory, names),
+                    keep=keep,
+                )
+            )
+    return cases
+
+
+def fault_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    cases = []
+    phases = ["add", "update", "warm", "cold", "hot", "steamin"]
+    actions = ["kill", "exit", "raise", "oom"]
+    picks = [(p, a) for p in phases for a in actions]
+    rng.shuffle(picks)
+    for phase, action in [*picks[: max(4, int(12 * scale))], ("cold", "hang")]:
+        cases.append(_fault_case(box, f"{phase}:1:{action}", f"{phase} {action}"))
+    for repetition in (1, 2):
+        cases.append(
+            _fault_case(box, f"populate:{repetition}:raise", f"populate {repetition} raise")
+        )
+    return cases
+
+
+def _fault_case(box: Sandbox, fault: str, name: str) -> Case:
+    directory = box.directory(f"fault {name}")
+    config = directory / "two.conf"
+    config.write_text(
+        sqlite("victim", directory / "victim") + sqlite("bystander", directory / "bystander")
+    )
+    saved = directory / "run.json"
+    argv = [str(config), "-n", "20", "-c", "2", "-r", "2", "--timeout", "10", "-o", str(saved)]
+
+    def check() -> str | None:
+        try:
+            failures = json.loads(saved.read_text())["failures"]
+        except (OSError, ValueError, KeyError):
+            return "no result file"
+        return None if failures else '"failures": [] in the result file'
+
+    # -o FILE puts the table on stdout still; the footnote is checked there.
+    return Case(
+        "fault", name, argv, CELL_FAILED, 120.0, {"ZODBSHOOTOUT_FAULT": f"victim:{fault}"}, check
+    )
+
+
+FAMILIES = {
+    "options": option_cases,
+    "config": config_cases,
+    "result": result_cases,
+    "cachesim": cachesim_cases,
+    "rawkv": rawkv_cases,
+    "target": target_cases,
+    "fault": fault_cases,
+}
+
+
+# --- running and judging ----------------------------------------------------------------
+
+_FOOTNOTE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+
+
+def run_case(case: Case, root: pathlib.Path) -> Outcome:
+    env = dict(os.environ)
+    env.pop("ZODBSHOOTOUT_DATA", None)
+    env.pop("ZODBSHOOTOUT_FAULT", None)
+    env.update(TMPDIR=str(root / "tmp"), **case.env)
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zodbshootout", *case.argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=root / "cwd",
+        env=env,
+        start_new_session=True,  # so that a hang is ended with its workers, by our PID
+    )
+    try:
+        out, err = process.communicate(timeout=case.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        return Outcome(case, "hang", False, None, time.monotonic() - started, _tail(out, err))
+    seconds = time.monotonic() - started
+    stdout = out.decode(errors="replace")
+    stderr = err.decode(errors="replace")
+    verdict, good = judge(case, process.returncode, stdout, stderr)
+    if good and case.check is not None:
+        problem = case.check()
+        if problem:
+            verdict, good = problem, False
+    return Outcome(case, verdict, good, process.returncode, seconds, _tail(out, err))
+
+
+def judge(case: Case, code: int, stdout: str, stderr: str) -> tuple[str, bool]:
+    if "Traceback" in stdout + stderr or "internal error" in stderr:
+        return "internal error or traceback", False
+    if code not in case.expect:
+        if code == 0:
+            return "exit 0 where a failure was expected", False
+        return f"exit {code}, expected {'/'.join(map(str, sorted(case.expect)))}", False
+    if code == 0 and case.warns and case.warns not in stderr:
+        return "exit 0 without a warning", False
+    if code == 2:
+        return _judge_usage(stdout, stderr)
+    if code == 1:
+        return _judge_failed_cells(stdout)
+    return ("accepted" if code == 0 else f"exit {code}"), True
+
+
+def _judge_usage(stdout: str, stderr: str) -> tuple[str, bool]:
+    lines = stderr.splitlines()
+    if stdout or len(lines) != 1:
+        return "exit 2 but not one line on stderr", False
+    if len(lines[0]) > 2000:
+        return "exit 2 with a line over 2000 characters", False
+    return "usage", True
+
+
+def _judge_failed_cells(stdout: str) -> tuple[str, bool]:
+    notes = _FOOTNOTE.findall(stdout)
+    if "n/a[" not in stdout or not notes:
+        return "exit 1 without a footnote", False
+    if any(not text.strip() or text.strip().endswith("not measured") for _n, text in notes):
+        return "a footnote without a reason", False
+    return "cell failed", True
+
+
+def _tail(out: bytes, err: bytes) -> str:
+    text = (out[-600:] + b"\n--stderr--\n" + err[-900:]).decode(errors="replace")
+    return text
+
+
+def load() -> str:
+    one, five, _fifteen = os.getloadavg()
+    return f"load {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--family", action="append", choices=sorted(FAMILIES), help="only these (repeatable)"
+    )
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="fraction of the generated cases (default 1)"
+    )
+    parser.add_argument("-j", "--jobs", type=int, default=3, help="cases run at once (default 3)")
+    parser.add_argument("--seed", type=int, default=24, help="random seed (default 24)")
+    parser.add_argument("--log", help="write every case's outcome to this file")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    families = args.family or list(FAMILIES)
+    with tempfile.TemporaryDirectory(prefix="zodbshootout-adversarial-") as scratch:
+        root = pathlib.Path(scratch)
+        (root / "tmp").mkdir()
+        (root / "cwd").mkdir()
+        box = Sandbox(root / "cases")
+        box.root.mkdir()
+        cases = [case for family in families for case in FAMILIES[family](box, rng, args.scale)]
+        print(f"{len(cases)} cases, {args.jobs} at a time; before: {load()}", file=sys.stderr)
+        started = time.monotonic()
+        # The slow families first, so that the pool ends with short cases.
+        order = sorted(cases, key=lambda c: c.family not in ("fault", "config"))
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            outcomes = list(pool.map(lambda c: run_case(c, root), order))
+        elapsed = time.monotonic() - started
+        for case in cases:
+            if case.keep is not None:
+                case.keep.close()  # type: ignore[attr-defined]
+    report(outcomes, elapsed, args.log)
+    return 0 if all(o.good for o in outcomes) else 1
+
+
+def report(outcomes: list[Outcome], elapsed: float, log: str | None) -> None:
+    by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for outcome in outcomes:
+        by_family[outcome.case.family][outcome.verdict] += 1
+    print(f"{len(outcomes)} cases in {elapsed:.0f} s; after: {load()}")
+    print(f"{'family':<9} {'cases':>5} {'good':>5} {'bad':>4}  outcomes")
+    for family, counts in by_family.items():
+        good = sum(
+            n for verdict, n in counts.items() if verdict in ("usage", "cell failed", "accepted")
+        )
+        total = sum(counts.values())
+        detail = ", ".join(f"{verdict} {n}" for verdict, n in counts.most_common())
+        print(f"{family:<9} {total:>5} {good:>5} {total - good:>4}  {detail}")
+    bad = [o for o in outcomes if not o.good]
+    total_good = len(outcomes) - len(bad)
+    print(f"all       {len(outcomes):>5} {total_good:>5} {len(bad):>4}")
+    slowest = max(outcomes, key=lambda o: o.seconds)
+    print(f"slowest case: {slowest.case.family} {slowest.case.name!r}, {slowest.seconds:.1f} s")
+    for outcome in bad:
+        case = outcome.case
+        print(f"\nBAD [{case.family}] {case.name}: {outcome.verdict} (exit {outcome.code})")
+        print("  argv:", " ".join(a if len(a) < 80 else a[:40] + "..." for a in outcome.case.argv))
+        print("  " + outcome.output.strip().replace("\n", "\n  ")[-1200:])
+    if log:
+        with open(log, "w") as file:
+            for o in outcomes:
+                file.write(
+                    f"{o.case.family}\t{o.case.name}\t{o.verdict}\t{o.code}\t{o.seconds:.2f}\n"
+                )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
