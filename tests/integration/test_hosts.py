@@ -222,3 +222,29 @@ def test_a_dead_mix_worker_fails_its_database_naming_its_host(tmp_path):
     assert "bystander: ycsb-b, 2 workers" in stdout
     (failed,) = [line for line in stdout.splitlines() if line.startswith("victim:")]
     assert "on host localhost died (killed by SIGKILL)" in failed, stdout
+
+
+def test_ctrl_c_stops_a_hosts_mix_quietly_and_leaves_nothing(tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(configs.sqlite("sqlite"))
+    process = start_cli(
+        "mix", str(config), "-n", "200", "--duration", "30", "--warmup", "0.2",
+        "--hosts", "localhost", env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
+    )  # fmt: skip
+    try:
+        for line in process.stderr:
+            if "sqlite:     1 s:" in line:
+                break
+        # As a terminal does: the whole process group, the localhost workers too.
+        os.killpg(process.pid, signal.SIGINT)
+        _stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert wait_until_session_empty(process.pid) == []
+    assert process.returncode == 130, stderr
+    # No traceback, and no worker's log of a load it interrupted (seen when a
+    # worker took the SIGINT itself; now it leaves it to the coordinator).
+    assert "KeyboardInterrupt" not in stderr
+    assert "Traceback" not in stderr

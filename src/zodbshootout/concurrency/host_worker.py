@@ -29,6 +29,7 @@ outlives its stage on any host.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 import time
@@ -126,6 +127,7 @@ class ChannelProgress:
 def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any], kind: str) -> None:
     """One worker's stage (*kind* "stage") or self-running task ("task"), between barriers."""
     lifeline.setcallback(_exit_now, endmarker=None)
+    _ignore_interrupts()
     task: StageTask | PlainTask
     if kind == "stage":
         task = task_from_plain(plain_task)
@@ -150,6 +152,18 @@ def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any], kind: str
     except BaseException as e:
         barrier.abort()
         channel.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
+
+
+def _ignore_interrupts() -> None:
+    """Leave Ctrl-C to the coordinator, as the processes mode's workers do.
+
+    A localhost worker shares the command's process group, so the terminal's
+    SIGINT reaches it too; the coordinator then closes the lifelines.
+    """
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        pass  # execnet runs this outside the main thread: the signal goes there
 
 
 def _exit_now(_item: object) -> None:
