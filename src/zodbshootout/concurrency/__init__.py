@@ -34,7 +34,8 @@ threads' counts are split, and what a shared DB's cache hits mean).
 processes on other hosts (``--hosts``)
     Each stage in c fresh interpreters spread over the listed client hosts,
     started through execnet (concurrency.hosts); a ready/go barrier across
-    all hosts; the runner process populates.
+    all hosts; the runner process populates.  ``zodbshootout mix --hosts``
+    runs its workers through the same coordinator (run_stage_on_hosts).
 
 Modules: session (mode names, SessionSpec, the Session protocol), worker (the
 worker loop every mode runs), processes, threads, gevent, thread_counting,
