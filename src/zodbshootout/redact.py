@@ -28,9 +28,12 @@ _KEY_LINE = re.compile(r"^(\s*(?:password|passwd)\s+)(\S.*?)(\s*)$", re.IGNORECA
 # the line's end): ``password=Hd4Pg Se'cr"3t host=h`` is one password field,
 # so the whole of it is masked, whatever the driver makes of it.
 _UNQUOTED_REST = r"""(?:[ \t]+(?![\w.-]+\s*=)[^\s]+)*"""
+# Unquoted, libpq reads a value up to white space: a quote, comma or
+# parenthesis inside it is part of the password (``password=ab"cd``).
+_UNQUOTED = rf"""[^\s'"]\S*{_UNQUOTED_REST}"""
 _DSN_PASSWORD = re.compile(
     r"""\b(password|passwd|pwd)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|"""
-    rf"""([^\s'",;)]+{_UNQUOTED_REST}))""",
+    rf"""({_UNQUOTED}))""",
     re.IGNORECASE,
 )
 # The start of a password field's value: ``password=``, ``'password': `` (a
@@ -39,6 +42,8 @@ _FIELD = re.compile(
     r"""(?:\b(?:password|passwd|pwd)\s*=|['"](?:password|passwd|pwd)['"]\s*[:=])\s*""",
     re.IGNORECASE,
 )
+# In a message (no known password) a value also ends at a quote, comma or
+# bracket: ``{'password': None}``.  Known passwords are masked whole anyway.
 _UNQUOTED_VALUE = re.compile(rf"""[^\s'",;)}}\]&]+{_UNQUOTED_REST}""")
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@/\s]+)(@)", re.IGNORECASE)
 _URL_USER = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://)?[\w.+-]*:", re.IGNORECASE)

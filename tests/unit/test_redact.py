@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from zodbshootout.redact import MASK, find_secrets, redact
@@ -143,3 +145,20 @@ def test_an_unquoted_password_with_a_space_stays_out_of_the_result_file(tmp_path
     assert "password=***" in saved.read_text(encoding="utf-8")
     for fragment in ("Hd4Pg", "Se'cr", 'cr\\"3t', "3t host"):
         assert fragment not in written, fragment
+
+
+@pytest.mark.parametrize(
+    "password", ['tVOMMPw"prDZq9x', "Ab'Cd", "Ab)Cd,Ef;Gh", "Qa\"Wb Xc'Yd", "Xx}Yy]Zz&Ww"]
+)
+def test_an_unquoted_password_with_a_quote_or_a_comma_inside_is_masked_whole(password):
+    """libpq reads an unquoted value up to a space: quotes and commas inside are its own.
+
+    The adversarial run found the part after a quote in the result file.
+    """
+    text = config(password)
+    secrets = find_secrets(text)
+    assert password in secrets
+    masked = redact(text, secrets)
+    assert f"password={MASK} host=127.0.0.1" in masked, masked
+    for fragment in re.findall(r"[A-Za-z0-9]{2,}", password):
+        assert fragment not in masked, (fragment, masked)
