@@ -108,6 +108,8 @@ class Case:
     keep: object = None
     #: With exit 0: what stderr must say (a skipped file's warning).
     warns: str = ""
+    #: Text that must appear nowhere in the output (parts of a password).
+    secrets: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -741,6 +743,76 @@ def _fault_case(box: Sandbox, fault: str, name: str) -> Case:
     )
 
 
+#: Characters a generated password holds beside its letters ("$" is ZConfig's).
+_ODD = " '\"\\=;:@/%&*()[]{}#,\u00e9\u00df"
+
+
+def secret_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Generated passwords in every place a configuration holds one, none ever printed.
+
+    The database is unreachable (or its user unknown), a SQLite database
+    beside it is measured, and stdout, stderr and the -o file are searched
+    for every run of five or more letters of the password.
+    """
+    cases = []
+    for index in range(int(30 * scale)):
+        letters = "".join(rng.choice(string.ascii_letters) for _ in range(8))
+        password = "".join(
+            rng.choice(_ODD) + part if part_index else part
+            for part_index, part in enumerate([letters[:5] + "Pw", letters[5:] + "Zq9x"])
+        )
+        place = rng.choice(["dsn quoted", "dsn unquoted", "dsn url", "mysql passwd", "define"])
+        directory = box.directory(f"secret {index}")
+        text = _secret_config(place, password) + sqlite("local", directory / "local")
+        config = directory / "secret.conf"
+        config.write_text(text, encoding="utf-8")
+        saved = directory / "run.json"
+        argv = [str(config), *QUICK, "-o", str(saved), "--debug"]
+        tokens = [t for t in re.findall(r"[A-Za-z0-9]{5,}", password)]
+        cases.append(
+            Case(
+                "secret",
+                f"{place} {password!r}",
+                argv,
+                CELL_FAILED | USAGE,
+                secrets=tokens,
+                check=_absent(tokens, saved),
+            )
+        )
+    return cases
+
+
+def _secret_config(place: str, password: str) -> str:
+    if place == "mysql passwd":
+        body = f"host 127.0.0.1\nport 3306\nuser zs_nobody_here\npasswd {password}\ndb zs_none"
+        return section("zodb", section("relstorage", section("mysql", body)), name="db")
+    if place == "dsn url":
+        import urllib.parse
+
+        dsn = f"dsn postgresql://zs:{urllib.parse.quote(password, safe='')}@127.0.0.1:1/x"
+    elif place == "dsn quoted":
+        quoted = password.replace("\\", "\\\\").replace("'", "\\'")
+        dsn = f"dsn host=127.0.0.1 port=1 dbname=x password='{quoted}' connect_timeout=2"
+    elif place == "dsn unquoted":  # wrong if it has a space: masked up to the next key
+        dsn = f"dsn host=127.0.0.1 port=1 dbname=x password={password} connect_timeout=2"
+    else:
+        defined = f"%define secret {password}\n"
+        dsn = "dsn host=127.0.0.1 port=1 dbname=x password='$secret' connect_timeout=2"
+        return defined + section(
+            "zodb", section("relstorage", section("postgresql", dsn)), name="db"
+        )
+    return section("zodb", section("relstorage", section("postgresql", dsn)), name="db")
+
+
+def _absent(tokens: list[str], saved: pathlib.Path) -> Callable[[], str | None]:
+    def check() -> str | None:
+        text = saved.read_text(encoding="utf-8", errors="replace") if saved.exists() else ""
+        found = [t for t in tokens if t in text]
+        return f"the password in {saved.name}: {found}" if found else None
+
+    return check
+
+
 FAMILIES = {
     "options": option_cases,
     "config": config_cases,
@@ -749,6 +821,7 @@ FAMILIES = {
     "rawkv": rawkv_cases,
     "target": target_cases,
     "fault": fault_cases,
+    "secret": secret_cases,
 }
 
 
@@ -790,7 +863,11 @@ def run_case(case: Case, root: pathlib.Path) -> Outcome:
 
 
 def judge(case: Case, code: int, stdout: str, stderr: str) -> tuple[str, bool]:
-    if "Traceback" in stdout + stderr or "internal error" in stderr:
+    if case.secrets and any(secret in stdout + stderr for secret in case.secrets):
+        return "a password in the output", False
+    if "internal error" in stderr or (
+        "Traceback" in stdout + stderr and "--debug" not in case.argv
+    ):
         return "internal error or traceback", False
     if code not in case.expect:
         if code == 0:
