@@ -24,6 +24,7 @@ from zodbshootout.mix.recorder import require_hdrhistogram
 from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
 from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
 from zodbshootout.outputfile import written_name
+from zodbshootout.render.formats import MIX_FORMATS
 from zodbshootout.results import metadata
 from zodbshootout.results.record import RunResult
 from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
@@ -189,6 +190,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--save-to", type=written_name, metavar="DIR", help="save the result in DIR too"
     )
     parser.add_argument("--label", help="a name for this run in compare and history")
+    parser.add_argument(
+        "--format",
+        choices=MIX_FORMATS,
+        default=MIX_FORMATS[0],
+        help="table (aligned text, default), markdown, csv (one row per database and "
+        "operation, plain numbers) or json",
+    )
 
 
 def mix_options(args: argparse.Namespace) -> MixOptions:
@@ -238,7 +246,6 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
     from zodbshootout.mix.runner import MixRunner
 
     options = mix_options(args)
-    args.format = "mix"
     outputs = RunOutputs(args)
     quiet = bool(args.quiet)
 
@@ -257,7 +264,7 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
                 label=args.label,
                 environment=metadata.environment(),
                 config=metadata.config_metadata(config.source.path, config.source.text),
-                format="mix",
+                format=args.format,  # what show prints by default
             )
             result = runner.run()
     except (ConfigError, HostError) as e:
@@ -268,14 +275,14 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
 
 def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
     from zodbshootout.mix.stats import trend_warnings
-    from zodbshootout.render.mix import format_mix
+    from zodbshootout.render.mix_formats import format_mix_as
 
     if result.failures and not result.mix and not result.interrupted:
         for failure in result.failures:
             print(f"zodbshootout mix: error: {failure.database}: {failure.reason}", file=sys.stderr)
         return EXIT_USAGE
     if outputs.table_on_stdout:
-        for line in format_mix(result):
+        for line in format_mix_as(result, outputs.format):
             print(line)
     if not quiet:
         for record in result.mix:

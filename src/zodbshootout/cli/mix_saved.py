@@ -10,7 +10,7 @@ import sys
 
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, UsageError
 from zodbshootout.mix.compare import MetricComparison, compare_mix, slower_p99
-from zodbshootout.render.mix import format_mix_comparison
+from zodbshootout.render.mix_formats import MixComparison, format_mix_comparisons
 from zodbshootout.results.record import RunResult
 
 
@@ -20,14 +20,16 @@ def compare_mix_runs(args: argparse.Namespace, results: list[RunResult], names: 
         raise UsageError("a mix run can only be compared with another mix run")
     base, base_name = results[0], names[0]
     slower: list[tuple[str, MetricComparison]] = []
+    comparisons: list[MixComparison] = []
     for changed, name in zip(results[1:], names[1:], strict=True):
         rows = compare_mix(base, changed)
         if not rows:
             raise UsageError(f"{base_name} and {name} have no database in common")
-        for line in format_mix_comparison(rows, base_name, name):
-            print(line)
+        comparisons.append((rows, base_name, name))
         if args.fail_if_slower is not None:
             slower.extend((name, row) for row in slower_p99(rows, args.fail_if_slower))
+    for line in format_mix_comparisons(comparisons, args.format):
+        print(line)
     if not slower:
         return EXIT_OK
     print(

@@ -36,7 +36,7 @@ from zodbshootout.errors import (
     EXIT_USAGE,
     UsageError,
 )
-from zodbshootout.render.formats import FORMATS, format_result
+from zodbshootout.render.formats import FORMATS, MIX_FORMATS, format_result
 from zodbshootout.results import file as resultfile
 from zodbshootout.results import metadata
 from zodbshootout.results.noise import busy_load, format_busy_warning
@@ -93,9 +93,13 @@ def _warn(command: str, lines: list[str], quiet: bool) -> None:
 def _show(args: argparse.Namespace) -> int:
     result = resultfile.load(args.result)
     if result.mix and not args.metadata:
-        from zodbshootout.render.mix import format_mix
+        from zodbshootout.render.mix_formats import format_mix_as
 
-        for line in format_mix(result):
+        # Runs saved before mix took --format say "mix": the table.
+        saved = result.metadata.get("format")
+        for line in format_mix_as(
+            result, args.format or (saved if saved in MIX_FORMATS else "table")
+        ):
             print(line)
         return EXIT_OK
     if args.metadata:
@@ -261,11 +265,18 @@ def _plot(args: argparse.Namespace) -> int:
 
         base, changed = (resultfile.load(path) for path in paths)
         base_name, changed_name = run_names(paths, [base, changed])
-        comparison = compare_results(
-            base, changed, aggregate_of(base, args.aggregate), base_name, changed_name
-        )
-        require_common_cells(comparison)
-        plot_comparison(comparison, args.output)
+        if base.mix or changed.mix:
+            from zodbshootout.render.mix_plot import plot_mix_comparison
+
+            if not (base.mix and changed.mix):
+                raise UsageError("a mix run can only be compared with another mix run")
+            plot_mix_comparison(base, changed, base_name, changed_name, args.output)
+        else:
+            comparison = compare_results(
+                base, changed, aggregate_of(base, args.aggregate), base_name, changed_name
+            )
+            require_common_cells(comparison)
+            plot_comparison(comparison, args.output)
     else:
         from zodbshootout.render.plot import plot_history
         from zodbshootout.results.history import history_cells, load_runs

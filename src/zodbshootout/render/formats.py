@@ -13,6 +13,9 @@ FORMATS = ("csv", "markdown", "json", "table")
 #: The --format choices of compare and history; table (aligned text) is the default.
 COMPARISON_FORMATS = ("table", "markdown", "csv", "json")
 
+#: The --format choices of a mix run (``mix``, ``show``); table (aligned text) is the default.
+MIX_FORMATS = ("table", "markdown", "csv", "json")
+
 
 def format_result(
     result: RunResult,

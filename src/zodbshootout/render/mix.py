@@ -39,51 +39,69 @@ def format_mix_database(record: dict[str, Any], options: dict[str, Any]) -> list
     """The block of one database: a heading, the table, the errors by class."""
     rows = summarize(record)
     open_loop = record.get("rate_per_second") is not None
-    heading = (
-        f"{record['database']}: {record.get('workload', options.get('workload', '?'))}, "
-        f"{record['concurrency']} workers, {record['seconds']:.1f} s"
-    )
-    if open_loop:
-        heading += f", --rate {record['rate_per_second']:g}/s ({options.get('arrival')})"
-    rate = hit_rate(record)
-    if rate is not None:
-        loads = record["counters"]["loads"]
-        heading += f"; client cache hit rate {rate:.0%} of {loads} loads"
     header = ["operation", "tx/s"] + [f"{_percentile_label(p)} ms" for p in PERCENTILES]
     header += ["max ms"]
     if open_loop:
         header += ["svc p50", "svc p99", "lag avg", "lag max"]
     header += ["conflicts", "retries", "failures"]
     table = [header] + [_row(row, open_loop) for row in rows]
-    lines = [heading, *_align(table)]
-    for row in rows:
+    lines = [f"{record['database']}: {describe_record(record, options)}", *_align(table)]
+    lines.extend(f"  {note}" for note in record_notes(record))
+    return lines
+
+
+def describe_record(record: dict[str, Any], options: dict[str, Any]) -> str:
+    """What was run on one database: workload, workers, seconds, --rate, client cache hits."""
+    text = (
+        f"{record.get('workload', options.get('workload', '?'))}, "
+        f"{record['concurrency']} workers, {record['seconds']:.1f} s"
+    )
+    if record.get("rate_per_second") is not None:
+        text += f", --rate {record['rate_per_second']:g}/s ({options.get('arrival')})"
+    rate = hit_rate(record)
+    if rate is not None:
+        loads = record["counters"]["loads"]
+        text += f"; client cache hit rate {rate:.0%} of {loads} loads"
+    return text
+
+
+def record_notes(record: dict[str, Any]) -> list[str]:
+    """What one database's table says below its rows, one sentence each: the errors of each
+    operation by class, then what the check after the run found, then the unstarted."""
+    notes = []
+    for row in summarize(record):
         if row.operation != "all" and (row.conflicts or row.failures):
             parts = [f"conflicts {_by_class(row.conflicts)}"] if row.conflicts else []
             if row.failures:
                 parts.append(f"failures {_by_class(row.failures)}")
-            lines.append(f"  {row.operation}: {'; '.join(parts)}")
+            notes.append(f"{row.operation}: {'; '.join(parts)}")
     if record.get("uncertain_increments"):
-        lines.append(
-            f"  {record['uncertain_increments']} object changes were in commits that failed "
+        notes.append(
+            f"{record['uncertain_increments']} object changes were in commits that failed "
             "with an error other than a conflict: the storage may have committed them anyway"
         )
-    lines.extend(_integrity_lines(record))
+    notes.extend(_integrity_notes(record))
     if record.get("unstarted"):
-        lines.append(
-            f"  {record['unstarted']} scheduled transactions never started before the end "
+        notes.append(
+            f"{record['unstarted']} scheduled transactions never started before the end "
             "(the database fell behind --rate)"
         )
-    return lines
+    return notes
 
 
-def _host_lines(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+def mix_notes(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+    """Every note of one database's block: :func:`record_notes`, then where the workers ran."""
+    return record_notes(record) + host_notes(record, metadata)
+
+
+def host_notes(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
     """With --hosts: how many workers ran on each host, and a skew too large to ignore."""
     name = record["database"]
     workers = (metadata.get("mix_workers") or {}).get(name)
     if not workers:
         return []
     counts = Counter(str(place.get("host")) for place in workers.values())
-    lines = ["  workers on hosts: " + ", ".join(f"{host} {n}" for host, n in counts.items())]
+    lines = ["workers on hosts: " + ", ".join(f"{host} {n}" for host, n in counts.items())]
     skews = [
         skew["skew_seconds"]
         for skew in metadata.get("barrier_skew") or []
@@ -92,22 +110,22 @@ def _host_lines(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
     seconds = record.get("seconds") or 0
     if skews and seconds > 0 and max(skews) > SKEW_SHARE * seconds:
         lines.append(
-            f"  the workers on the hosts started measuring {max(skews) * 1000:.0f} ms apart, "
+            f"the workers on the hosts started measuring {max(skews) * 1000:.0f} ms apart, "
             f"more than {SKEW_SHARE:.0%} of the duration: raise --duration"
         )
     return lines
 
 
-def _integrity_lines(record: dict[str, Any]) -> list[str]:
+def _integrity_notes(record: dict[str, Any]) -> list[str]:
     found = integrity(record)
     lines = []
     if found is not None and found.stray:
         lines.append(
-            f"  {found.stray} object changes in the database were made by transactions "
+            f"{found.stray} object changes in the database were made by transactions "
             "that failed: the storage committed them after all"
         )
     if found is not None and found.lost:
-        lines.append(f"  {found.lost} committed object changes are missing from the database")
+        lines.append(f"{found.lost} committed object changes are missing from the database")
     return lines
 
 
@@ -140,7 +158,7 @@ def format_mix(result: RunResult) -> list[str]:
         if lines:
             lines.append("")
         lines.extend(format_mix_database(record, options))
-        lines.extend(_host_lines(record, result.metadata))
+        lines.extend(f"  {note}" for note in host_notes(record, result.metadata))
     for failure in result.failures:
         if lines:
             lines.append("")

@@ -5,6 +5,11 @@ against the percentile on a "nines" axis (50 %, 90 %, 99 %, 99.9 % equally
 spaced), as HdrHistogram's own plots do: the tail, where storages differ,
 gets as much room as the median.  Latency over time plots p50 and p99 of each
 interval, with the throughput below, so a drift (ZEO#200) shows as a slope.
+
+Two runs (``plot BASE.json CHANGED.json``) share the same charts: one colour
+per database, the base drawn solid and the changed run dashed, each labelled
+with the run's name, and the legend gives each database's p99 change as
+``compare`` reports it (every operation together, ``*`` when significant).
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from zodbshootout.errors import UsageError
+from zodbshootout.mix.compare import MetricComparison, compare_mix
 from zodbshootout.mix.recorder import merge
-from zodbshootout.mix.stats import interval_series
+from zodbshootout.mix.stats import ALL, interval_series
 from zodbshootout.render.plot import _image_format, _pyplot, _save
 from zodbshootout.results.record import RunResult
 
@@ -59,15 +65,20 @@ def plot_mix(result: RunResult, path: str) -> None:
 def _spectrum_chart(axes: Any, result: RunResult) -> None:
     widest = 1.0
     for record in result.mix:
-        points = spectrum(record)
-        widest = max([widest, *(_nines(p) for p, _ms in points)])
-        if points:
-            axes.plot(
-                [_nines(p) for p, _ms in points],
-                [ms for _p, ms in points],
-                marker=".",
-                label=record["database"],
-            )
+        widest = max(widest, _spectrum_line(axes, record, label=record["database"]))
+    _spectrum_axes(axes, widest)
+
+
+def _spectrum_line(axes: Any, record: dict[str, Any], **style: Any) -> float:
+    """Draw *record*'s spectrum; return its widest x (1 when it has no transaction)."""
+    points = spectrum(record)
+    if not points:
+        return 1.0
+    axes.plot([_nines(p) for p, _ms in points], [ms for _p, ms in points], marker=".", **style)
+    return max(_nines(p) for p, _ms in points)
+
+
+def _spectrum_axes(axes: Any, widest: float) -> None:
     axes.set_xscale("log")
     axes.set_yscale("log")
     ticks = [p for p in _TICKS if _nines(p) <= widest] or [_TICKS[0]]
@@ -105,3 +116,79 @@ def _time_charts(latency_axes: Any, rate_axes: Any, result: RunResult) -> None:
     rate_axes.set_ylim(bottom=0)
     rate_axes.grid(True, alpha=0.3)
     rate_axes.legend(fontsize="x-small")
+
+
+# --- Two runs -----------------------------------------------------------------------------
+
+
+def _p99_changes(rows: list[MetricComparison]) -> dict[str, str]:
+    """Each database's whole-run p99 change as compare reports it: ``p99 +99.9% *``.
+
+    The whole run is the ``all`` row, or the one operation of a single-operation workload.
+    """
+    by_database: dict[str, list[MetricComparison]] = {}
+    for row in rows:
+        if row.metric == "p99":
+            by_database.setdefault(row.database, []).append(row)
+    changes = {}
+    for database, p99s in by_database.items():
+        whole = next((row for row in p99s if row.operation == ALL), None)
+        if whole is None and len(p99s) == 1:
+            whole = p99s[0]
+        if whole is None or whole.ratio != whole.ratio:  # NaN: no base p99
+            continue
+        changes[database] = f"p99 {whole.ratio - 1:+.1%}" + (" *" if whole.significant else "")
+    return changes
+
+
+def plot_mix_comparison(
+    base: RunResult, changed: RunResult, base_name: str, changed_name: str, path: str
+) -> None:
+    """Draw both runs' spectra and latency over time, per database both measured, into *path*."""
+    _image_format(path)
+    rows = compare_mix(base, changed)
+    theirs = {record["database"]: record for record in changed.mix}
+    pairs = [(r, theirs[r["database"]]) for r in base.mix if r["database"] in theirs]
+    if not pairs:
+        raise UsageError(f"{base_name} and {changed_name} have no database in common")
+    changes = _p99_changes(rows)
+    plt = _pyplot()
+    figure, (top, middle, bottom) = plt.subplots(
+        3, 1, figsize=(9, 11), gridspec_kw={"height_ratios": [2.2, 1.6, 1.0]}
+    )
+    figure.suptitle(f"zodbshootout mix: {changed_name} (dashed) against {base_name} (solid)")
+    widest = 1.0
+    for index, (ours, other) in enumerate(pairs):
+        name = ours["database"]
+        color = f"C{index}"
+        widest = max(widest, _spectrum_line(top, ours, color=color, label=f"{name}: {base_name}"))
+        label = f"{name}: {changed_name} ({changes.get(name, 'p99 -')})"
+        widest = max(widest, _spectrum_line(top, other, color=color, linestyle="--", label=label))
+        for record, run, linestyle in ((ours, base_name, "-"), (other, changed_name, "--")):
+            _over_time(middle, bottom, record, f"{name}: {run}", color=color, linestyle=linestyle)
+    _spectrum_axes(top, widest)
+    top.set_title("Latency by percentile (all operations); *: the p99 changed significantly")
+    middle.set_yscale("log")
+    middle.set_ylabel("p99 latency (ms)")
+    middle.set_title("p99 over time (per interval)")
+    middle.grid(True, alpha=0.3)
+    middle.legend(fontsize="x-small", ncol=2)
+    bottom.set_xlabel("seconds into the measured run")
+    bottom.set_ylabel("transactions/s")
+    bottom.set_ylim(bottom=0)
+    bottom.grid(True, alpha=0.3)
+    figure.tight_layout()
+    _save(figure, path)
+
+
+def _over_time(
+    latency_axes: Any, rate_axes: Any, record: dict[str, Any], label: str, **style: Any
+) -> None:
+    """One run's p99 and throughput per interval."""
+    seconds = record.get("interval_seconds") or 1.0
+    rate = interval_series(record, "per_second")
+    times = [seconds * (i + 1) for i in range(len(rate))]
+    p99 = interval_series(record, "p99_ms")
+    if p99 and len(p99) == len(times):
+        latency_axes.plot(times, p99, label=label, **style)
+    rate_axes.plot(times, rate, **style)
