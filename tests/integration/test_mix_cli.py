@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -48,6 +50,29 @@ def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
     plotted = run_cli("plot", str(out), "-o", str(chart))
     assert plotted.returncode == 0, plotted.stderr
     assert chart.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_mix_run_prints_csv_and_show_and_compare_take_formats_too(tmp_path):
+    out = tmp_path / "mix.json"
+    env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
+    config = str(_sqlite_only(tmp_path))
+    quick = ("-n", "200", "-d", "1", "--warmup", "0", "--seed", "5")
+    done = run_cli("mix", config, *quick, "--format", "csv", "-o", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout.split("\n\n")[0])))
+    read = next(row for row in rows if row["operation"] == "read")
+    assert read["database"] == "sqlite"
+    assert float(read["tx_per_second"]) > 0
+    assert float(read["p99_ms"]) >= float(read["p50_ms"]) > 0
+    # show prints what the run printed; --format another.
+    assert run_cli("show", str(out)).stdout == done.stdout
+    shown = json.loads(run_cli("show", str(out), "--format", "json").stdout)
+    assert shown["databases"][0]["operations"][0]["p99_ms"] == pytest.approx(
+        float(rows[0]["p99_ms"])
+    )
+    compared = run_cli("compare", str(out), str(out), "--format", "markdown")
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.startswith("| Database | Operation | Metric |")
 
 
 def _conflict_config(tmp_path):
