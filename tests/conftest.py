@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -78,6 +80,23 @@ def without_busy_warning(stderr: str) -> str:
     return "".join(
         line for line in stderr.splitlines(keepends=True) if "machine was busy" not in line
     )
+
+
+@pytest.fixture(autouse=True)
+def _temporary_files_of_the_test(monkeypatch):
+    """The processes a test starts make their temporary files in a directory of its own.
+
+    It is removed after the test, with whatever a command killed with
+    SIGKILL could not remove (its temporary data directory).  Short, under
+    the system's temporary directory: a Unix socket's path (chromium's) has
+    a small limit, too small for a path below tmp_path.
+    """
+    # This process keeps the system's: tempfile reads TMPDIR once, on first use,
+    # and e.g. a private PostgreSQL's directory must be one its user can enter.
+    scratch = tempfile.mkdtemp(prefix="zs-test-")
+    monkeypatch.setenv("TMPDIR", scratch)
+    yield
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture

@@ -239,7 +239,7 @@ def test_sigterm_before_the_run_leaves_no_temporary_data_directory(tmp_path):
     """
     from support.processes import start_cli
 
-    temporary = tmp_path / "tmp"
+    temporary = tmp_path / "own-tmp"
     temporary.mkdir()
     config = tmp_path / "local.conf"
     config.write_text(configs.sqlite("local"))
