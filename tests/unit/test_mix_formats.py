@@ -263,3 +263,31 @@ def test_plot_refuses_a_mix_run_with_a_classic_one_or_no_database_in_common(save
     resultfile.save(synthetic_run(10.0, database="elsewhere"), other)
     assert main(["plot", saved["base"], other, "-o", chart]) == 2
     assert not (tmp_path / "x.png").exists()
+
+
+def test_history_of_mix_runs_takes_format(saved, tmp_path, capsys):
+    # A third run that measured another database too: the others show nothing for it.
+    newest = synthetic_run(30.0, seed=3)
+    newest.mix.append(synthetic_run(5.0, seed=4, database="db2").mix[0])
+    paths = [saved["base"], saved["slow"], str(tmp_path / "newest.json")]
+    for index, path in enumerate(paths):
+        run = newest if index == 2 else resultfile.load(path)
+        run.metadata.update(started=1_700_000_000 + index * 60, label=f"run{index}")
+        resultfile.save(run, path)
+    assert main(["history", *paths, "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["database", "metric", "run0", "run1", "run2"]
+    p50 = next(row for row in rows if row[:2] == ["db", "p50_ms"])
+    base, slow, new = (float(text) for text in p50[2:])
+    assert slow / base == pytest.approx(2.0, rel=0.1)
+    assert new / base == pytest.approx(3.0, rel=0.1)
+    assert next(row for row in rows if row[:2] == ["db2", "p99_ms"])[2:4] == ["", ""]
+    assert main(["history", *paths, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    row = next(r for r in document["rows"] if (r["database"], r["metric"]) == ("db", "p50_ms"))
+    assert row["values"] == [pytest.approx(v, abs=0.001) for v in (base, slow, new)]
+    assert main(["history", *paths, "--format", "markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| Database | Metric ")
+    db2 = [line.split("|")[3:6] for line in lines if line.startswith("| db2 ")]
+    assert [[cell.strip() for cell in row][:2] for row in db2] == [["-", "-"]] * 5

@@ -308,11 +308,11 @@ def _history(args: argparse.Namespace) -> int:
     runs, warnings = load_runs(args.runs)
     _warn("history", warnings, args.quiet)
     if any(run.result.mix for run in runs):
-        from zodbshootout.render.mix import format_mix_history
+        from zodbshootout.render.mix_formats import format_mix_history_as
 
         if not all(run.result.mix for run in runs):
             raise UsageError("a history holds either mix runs or classic runs, not both")
-        for line in format_mix_history([(run.name, run.result) for run in runs]):
+        for line in format_mix_history_as([(run.name, run.result) for run in runs], args.format):
             print(line)
         return EXIT_OK
     aggregate = args.aggregate or saved_aggregate(runs[-1].result, None)

@@ -26,12 +26,19 @@ from collections.abc import Callable
 from typing import Any
 
 from zodbshootout.mix.compare import ALPHA, THROUGHPUT, MetricComparison
-from zodbshootout.mix.stats import PERCENTILES, OperationSummary, hit_rate, summarize
+from zodbshootout.mix.stats import (
+    PERCENTILES,
+    OperationSummary,
+    hit_rate,
+    summarize,
+    total_summary,
+)
 from zodbshootout.render.formats import MIX_FORMATS
 from zodbshootout.render.mix import (
     describe_record,
     format_mix,
     format_mix_comparison,
+    format_mix_history,
     mix_notes,
 )
 from zodbshootout.results.record import RunResult
@@ -168,17 +175,19 @@ def format_mix_markdown(result: RunResult) -> list[str]:
     return lines
 
 
-def _markdown_table(rows: list[list[str]]) -> list[str]:
-    """Rows (header first) as a GFM table: the first column left, numbers right."""
+def _markdown_table(rows: list[list[str]], left: int = 1) -> list[str]:
+    """Rows (header first) as a GFM table: the first *left* columns left, numbers right."""
     rows = [[_escape(text) for text in row] for row in rows]
     widths = [max(3, *(len(row[i]) for row in rows)) for i in range(len(rows[0]))]
 
     def line(row: list[str]) -> str:
-        parts = [row[0].ljust(widths[0])]
-        parts += [text.rjust(width) for text, width in zip(row[1:], widths[1:], strict=True)]
+        parts = [
+            text.ljust(width) if i < left else text.rjust(width)
+            for i, (text, width) in enumerate(zip(row, widths, strict=True))
+        ]
         return "| " + " | ".join(parts) + " |"
 
-    rule = [":" + "-" * (widths[0] - 1)] + ["-" * (w - 1) + ":" for w in widths[1:]]
+    rule = [":" + "-" * (w - 1) if i < left else "-" * (w - 1) + ":" for i, w in enumerate(widths)]
     return [line(rows[0]), "| " + " | ".join(rule) + " |", *(line(row) for row in rows[1:])]
 
 
@@ -401,3 +410,66 @@ def _comparison_document(
         "alpha": ALPHA,
         "rows": [_comparison_entry(row) for row in rows],
     }
+
+
+# --- Saved runs side by side (history) ----------------------------------------------------
+
+#: The figures history lines up: every operation of a database together.
+_HISTORY_FIGURES = ("tx_per_second", "p50_ms", "p99_ms", "p99.9_ms", "max_ms")
+
+
+def _history_rows(runs: list[tuple[str, RunResult]]) -> list[tuple[str, str, list[Any]]]:
+    """(database, figure, value per run: None where the run did not measure it)."""
+    databases = list(dict.fromkeys(r["database"] for _name, run in runs for r in run.mix))
+    rows = []
+    for database in databases:
+        figures = []
+        for _name, run in runs:
+            record = next((r for r in run.mix if r["database"] == database), None)
+            figures.append(
+                None if record is None else operation_figures(total_summary(record), False)
+            )
+        for name in _HISTORY_FIGURES:
+            rows.append((database, name, [None if f is None else f[name] for f in figures]))
+    return rows
+
+
+def format_mix_history_as(
+    runs: list[tuple[str, RunResult]], format_name: str = "table"
+) -> list[str]:
+    """Saved mix runs side by side, oldest first (*runs*: column name, result), in *format_name*."""
+    if format_name == "table":
+        return format_mix_history(runs)
+    names = [name for name, _run in runs]
+    rows = _history_rows(runs)
+    if format_name == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["database", "metric", *names])
+        for database, figure, values in rows:
+            writer.writerow([database, figure, *(_csv_value(v) for v in values)])
+        return out.getvalue().splitlines()
+    if format_name == "json":
+        document = {
+            "format": "zodbshootout-mix-history",
+            "version": MIX_TABLE_FORMAT_VERSION,
+            "units": {"tx_per_second": "transactions per second", "latency": "milliseconds"},
+            "runs": names,
+            "rows": [
+                {"database": database, "metric": figure, "values": values}
+                for database, figure, values in rows
+            ],
+        }
+        return json.dumps(document, indent=1, allow_nan=False).splitlines()
+    if format_name == "markdown":
+        table = [["Database", "Metric", *names]]
+        for database, figure, values in rows:
+            digits = 1 if figure == "tx_per_second" else 2
+            cells = [_markdown_cell(value, digits) for value in values]
+            table.append([database, _MARKDOWN_LABELS[figure], *cells])
+        return [
+            *_markdown_table(table, left=2),
+            "",
+            "Every operation together; - where a run did not measure the database.",
+        ]
+    raise ValueError(f"unknown format {format_name!r}; choose from {', '.join(MIX_FORMATS)}")
