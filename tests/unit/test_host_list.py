@@ -163,3 +163,23 @@ def test_hosts_that_differ_get_a_warning_naming_them():
     warnings = differing_hosts({"a": host("X"), "b": host("Y")})
     assert len(warnings) == 1
     assert "CPU model (a: X, b: Y)" in warnings[0]
+
+
+def test_a_hosts_file_is_read_as_an_input_bounded_and_regular(tmp_path):
+    """A 64 MB file of zeros took 26 s and a 268-million-character message."""
+    import os
+    import time
+
+    from zodbshootout.errors import UsageError
+
+    huge = tmp_path / "hosts.txt"
+    with open(huge, "wb") as file:
+        file.truncate(64 << 20)
+    started = time.monotonic()
+    with pytest.raises(UsageError, match=r"refusing to read the hosts file .*: 64 MiB is more"):
+        parse_hosts(str(huge))
+    assert time.monotonic() - started < 5
+    fifo = tmp_path / "hosts.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="it is a FIFO, not a regular file"):
+        parse_hosts(str(fifo))

@@ -25,7 +25,11 @@ import re
 import sys
 from dataclasses import dataclass
 
+from zodbshootout.inputs import read_text
+
 LOCALHOST = "localhost"
+#: The largest hosts file read, in bytes: thousands of hosts, a line each.
+MAX_HOSTS_FILE_BYTES = 64 << 10
 #: A host name as ssh takes it: letters, digits, and . - _ @ : (user@host, IPv6).
 _NAME = re.compile(r"^[A-Za-z0-9_.@:\-\[\]]+$")
 MAX_SHARE = 256
@@ -54,12 +58,14 @@ class HostSpec:
 def parse_hosts(value: str) -> tuple[HostSpec, ...]:
     """The hosts a ``--hosts`` value names; a malformed value is a ValueError.
 
+    A hosts file that is no regular file, too large or not UTF-8 is a UsageError.
+
     A value that names an existing file is read as a hosts file; anything
     else is a comma-separated list of ``HOST`` or ``HOST=SHARE``.
     """
-    if os.path.isfile(value):
-        with open(value, encoding="utf-8") as file:
-            return _parse_file(value, file.read())
+    # A path that is no regular file (a FIFO, a directory) is refused as one.
+    if os.path.isfile(value) or (os.sep in value and os.path.lexists(value)):
+        return _parse_file(value, read_text(value, "the hosts file", MAX_HOSTS_FILE_BYTES))
     hosts = []
     for item in value.split(","):
         name, _, share = item.strip().partition("=")
