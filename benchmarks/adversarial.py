@@ -209,6 +209,9 @@ def option_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
         ["--zap=force,nosuchdb"],
         ["--hosts", "nohost.invalid:1:2:3"],
         ["--hosts", str(box.directory("no-hosts-file") / "missing")],
+        ["--hosts", str(box.fifo("hosts-fifo"))],
+        ["--hosts", str(box.sparse("hosts-huge", 64 << 20))],
+        ["--hosts", str(box.file("hosts-binary", b"\xff\xfe\x00ssh=x"))],
         ["--log", "VERBOSE"],
         ["--log", str(box.directory("no-log") / "missing.conf")],
         ["--log", str(box.fifo("log-fifo"))],
@@ -426,7 +429,42 @@ def result_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
         name, argv = rng.choice(_commands(good, saved, saved.parent))
         timeout = 120.0 if name in ("plot", "report") else 60.0
         cases.append(Case("result", f"{name} {'; '.join(changes)}"[:100], argv, CLEAN, timeout))
-    return cases + _malformed_result_cases(box, base, good)
+    return cases + _malformed_result_cases(box, base, good) + _run_directories(box, base)
+
+
+def _run_directories(box: Sandbox, base: dict) -> list[Case]:
+    """A directory of saved runs (--save-to) with one that is no run: skipped or refused."""
+    cases = []
+    bad_runs: dict[str, Callable[[pathlib.Path], object]] = {
+        "fifo": os.mkfifo,
+        "malformed": lambda path: path.write_text("{"),
+        "huge": lambda path: os.truncate(_touch(path), (256 << 20) + 1),
+        "directory": lambda path: path.mkdir(),
+        "dangling symlink": lambda path: path.symlink_to(path.parent / "nowhere"),
+    }
+    for what, make in bad_runs.items():
+        directory = box.directory(f"runs-{what}")
+        for index in range(3):
+            document = copy.deepcopy(base)
+            document["metadata"]["started"] += index
+            (directory / f"run{index}.json").write_text(json.dumps(document))
+        bad = directory / "run9.json"
+        make(bad)
+        out = box.directory(f"runs-{what}-out")
+        for name, argv in (
+            ("history", ["history", str(directory)]),
+            ("plot", ["plot", str(directory), "-o", str(out / "chart.png")]),
+            ("report", ["report", str(directory), "-o", str(out / "site")]),
+        ):
+            skipped = "" if what in ("directory", "dangling symlink") else "skipped " + str(bad)
+            case = Case("result", f"{name} of runs with {what}", argv, CLEAN, 120.0, warns=skipped)
+            cases.append(case)
+    return cases
+
+
+def _touch(path: pathlib.Path) -> pathlib.Path:
+    path.touch()
+    return path
 
 
 def _malformed_result_cases(box: Sandbox, base: dict, good: pathlib.Path) -> list[Case]:
