@@ -291,3 +291,12 @@ def test_history_of_mix_runs_takes_format(saved, tmp_path, capsys):
     assert lines[0].startswith("| Database | Metric ")
     db2 = [line.split("|")[3:6] for line in lines if line.startswith("| db2 ")]
     assert [[cell.strip() for cell in row][:2] for row in db2] == [["-", "-"]] * 5
+
+
+def test_plot_of_three_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
+    third = str(tmp_path / "third.json")
+    resultfile.save(synthetic_run(12.0, seed=5), third)
+    assert main(["plot", saved["base"], saved["slow"], third, "-o", str(tmp_path / "h.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert "'zodbshootout history' lines up more" in err

@@ -282,6 +282,12 @@ def _plot(args: argparse.Namespace) -> int:
         from zodbshootout.results.history import history_cells, load_runs
 
         runs, warnings = load_runs(paths)
+        if any(run.result.mix for run in runs):
+            # No history chart of mix runs yet; refused, not a division by zero.
+            raise UsageError(
+                "plot draws one mix run, or two compared (BASE.json CHANGED.json); "
+                "'zodbshootout history' lines up more"
+            )
         _warn("plot", warnings, args.quiet)
         aggregate = args.aggregate or saved_aggregate(runs[-1].result, None)
         plot_history(runs, history_cells(runs), args.output, aggregate)
