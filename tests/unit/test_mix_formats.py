@@ -300,3 +300,11 @@ def test_plot_of_three_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1
     assert "'zodbshootout history' lines up more" in err
+
+
+def test_report_of_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
+    for runs in ([saved["base"]], [saved["base"], saved["slow"]], [str(tmp_path)]):
+        assert main(["report", *runs, "-o", str(tmp_path / "site")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1
+        assert "report has no page for mix runs yet" in err
