@@ -29,7 +29,7 @@ nodes are only ever read from.
 The generators are the tests' own (``tests/support/hostile.py``).  Usage,
 from a checkout, in the venv that has zodbshootout installed::
 
-    python benchmarks/adversarial.py                 # about 600 cases
+    python benchmarks/adversarial.py                 # about 800 cases, 4 minutes
     python benchmarks/adversarial.py --scale 0.3 -j 2
     python benchmarks/adversarial.py --family result --log bad.txt
 
@@ -325,6 +325,8 @@ def _hostile_config_files(configs: Configs) -> None:
         if path is None:
             continue
         configs.path(f"config is {what}", path)
+        mix = ["mix", str(path), "--threads", "-d", "1", "-q"]
+        configs.cases.append(Case("config", f"mix config is {what}", mix, USAGE))
         configs.add(f"include of {what}", f"%include {path}\n")
         through_define = f"%define d {path.parent}\n%include $d/{path.name}\n"
         configs.add(f"define include of {what}", through_define)
@@ -372,7 +374,6 @@ def _storage_paths(configs: Configs) -> None:
 
 def _unreachable_servers(configs: Configs) -> None:
     """Servers nobody runs: alone a usage error, beside a working database a failed cell."""
-    bystander = sqlite("local", configs.box.directory("bystander") / "local")
     dsn = "dsn host=127.0.0.1 port=1 dbname=x connect_timeout=2"
     mysql = "host 127.0.0.1\nport 1\nuser u\npasswd p\ndb d\nconnect_timeout 2"
     unreachable = {
@@ -382,6 +383,8 @@ def _unreachable_servers(configs: Configs) -> None:
     }
     for server, text in unreachable.items():
         configs.add(f"{server} unreachable", text, USAGE, QUICK)
+        # Its own SQLite directory: cases run side by side.
+        bystander = sqlite("local", configs.box.directory(f"bystander-{server}") / "local")
         configs.add(f"{server} unreachable beside sqlite", text + bystander, CELL_FAILED, QUICK)
 
 
