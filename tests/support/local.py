@@ -95,3 +95,19 @@ def memcached() -> Iterator[int]:
     finally:
         process.kill()
         process.wait()
+
+
+def stop_server(
+    process: subprocess.Popen | None, signum: int, directory: pathlib.Path | None = None
+) -> None:
+    """Stop a server the test started (by PID, with *signum*, killed after 30 s); remove
+    its *directory*."""
+    if process is not None and process.poll() is None:
+        process.send_signal(signum)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if directory is not None:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from support.local import free_port
+from support.local import free_port, stop_server
 
 
 def _install_db() -> str | None:
@@ -152,11 +152,4 @@ class PrivateMariaDB:
 
     def stop(self) -> None:
         """Stop the server (ours, by PID) and remove its files."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        stop_server(self.process, signal.SIGTERM, self.directory)

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import time
 
-from support.local import free_port
+from support.local import free_port, stop_server
 
 BIN = pathlib.Path("/usr/lib/postgresql")
 
@@ -171,11 +171,4 @@ class PrivateCluster:
 
     def stop(self) -> None:
         """Stop the server (ours, by PID) and remove its files."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        stop_server(self.process, signal.SIGQUIT, self.directory)

@@ -106,16 +106,21 @@ def _time_charts(latency_axes: Any, rate_axes: Any, result: RunResult) -> None:
         if len(p50) == len(times):
             latency_axes.plot(times, p50, color=color, linestyle="--", label=f"{name} p50")
         rate_axes.plot(times, rate, color=color, label=name)
+    _label_time_charts(latency_axes, rate_axes, "latency (ms)", "Latency over time (per interval)")
+    rate_axes.legend(fontsize="x-small")
+
+
+def _label_time_charts(latency_axes: Any, rate_axes: Any, ylabel: str, title: str) -> None:
+    """Axes, scales and grids of a latency chart over a throughput chart, both over time."""
     latency_axes.set_yscale("log")
-    latency_axes.set_ylabel("latency (ms)")
-    latency_axes.set_title("Latency over time (per interval)")
+    latency_axes.set_ylabel(ylabel)
+    latency_axes.set_title(title)
     latency_axes.grid(True, alpha=0.3)
     latency_axes.legend(fontsize="x-small", ncol=2)
     rate_axes.set_xlabel("seconds into the measured run")
     rate_axes.set_ylabel("transactions/s")
     rate_axes.set_ylim(bottom=0)
     rate_axes.grid(True, alpha=0.3)
-    rate_axes.legend(fontsize="x-small")
 
 
 # --- Two runs -----------------------------------------------------------------------------
@@ -168,15 +173,7 @@ def plot_mix_comparison(
             _over_time(middle, bottom, record, f"{name}: {run}", color=color, linestyle=linestyle)
     _spectrum_axes(top, widest)
     top.set_title("Latency by percentile (all operations); *: the p99 changed significantly")
-    middle.set_yscale("log")
-    middle.set_ylabel("p99 latency (ms)")
-    middle.set_title("p99 over time (per interval)")
-    middle.grid(True, alpha=0.3)
-    middle.legend(fontsize="x-small", ncol=2)
-    bottom.set_xlabel("seconds into the measured run")
-    bottom.set_ylabel("transactions/s")
-    bottom.set_ylim(bottom=0)
-    bottom.grid(True, alpha=0.3)
+    _label_time_charts(middle, bottom, "p99 latency (ms)", "p99 over time (per interval)")
     figure.tight_layout()
     _save(figure, path)
 
