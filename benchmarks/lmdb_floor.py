@@ -7,7 +7,9 @@ object count it alternates, in rounds, between
 - the floor: one worker's read stage of ``zodbshootout.rawkv.stage`` on an
   LMDB store (``cold`` on a fresh handle, then ``hot``), in this process,
   after a write stage (``add``, ``update``), exactly as a ``<rawkv>`` column
-  runs it; its ``hot`` rate is N ÷ the one timed read of N keys;
+  runs it: a first read stage calibrates the loops (as the runner's warm-up
+  does), the second loops ``hot`` that many times in its sample; its rate is
+  N × loops ÷ seconds;
 - a plain loop with the ``lmdb`` package only: one read transaction getting
   the same N keys, repeated until at least 50 ms have passed, the rate being
   N × repetitions ÷ seconds (the calibration ZODB's hot phase gets).
@@ -15,7 +17,7 @@ object count it alternates, in rounds, between
 It prints, per N, the median floor rate, the median plain rate (objects/s)
 and their ratio (the median and range over the rounds), with the load
 average around the run: 1.00 means the floor measures the store; below 1,
-the floor's single short sample costs something the plain loop doesn't pay.
+the floor's sample costs something the plain loop doesn't pay.
 
 Usage (from a checkout, in the venv that has zodbshootout and lmdb)::
 
@@ -38,6 +40,7 @@ from zodbshootout.config.loader import ConfigSource
 from zodbshootout.rawkv.backends import record_key
 from zodbshootout.rawkv.section import StoreSpec
 from zodbshootout.rawkv.stage import RawStageTask, execute_stage, plan_stages
+from zodbshootout.run.calibration import loops_for
 
 OBJECT_SIZE_BYTES = 128
 MAP_SIZE_BYTES = 1 << 30
@@ -49,8 +52,8 @@ def floor_hot_rate(path: str, count: int) -> float:
     spec = StoreSpec("floor", "lmdb", path, False, MAP_SIZE_BYTES)
     writes, reads = plan_stages(["add", "update", "cold", "hot"])
     barrier = threading.Barrier(1)
-    timings = []
-    for steps in (writes, reads):
+
+    def stage(steps: list, loops: tuple = ()) -> list:
         task = RawStageTask(
             ConfigSource("", "", os.path.dirname(path)),
             spec,
@@ -59,10 +62,15 @@ def floor_hot_rate(path: str, count: int) -> float:
             OBJECT_SIZE_BYTES,
             tuple(steps),
             60.0,
+            loops=loops,
         )
-        timings += execute_stage(task, barrier)
-    hot = next(t for t in timings if t.phase == "hot")
-    return hot.objects / hot.seconds
+        return execute_stage(task, barrier)
+
+    stage(writes)
+    warmup = next(t for t in stage(reads) if t.phase == "hot")
+    loops = (("hot", loops_for(warmup.seconds)),)
+    hot = next(t for t in stage(reads, loops) if t.phase == "hot")
+    return hot.objects * hot.loops / hot.seconds
 
 
 def plain_hot_rate(path: str, count: int) -> float:

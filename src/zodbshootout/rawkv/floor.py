@@ -102,9 +102,16 @@ def stages(phases: Sequence[str]) -> dict[str, list[Step]]:
 
 
 def stage_tasks(
-    config: LoadedConfig, name: str, count: int, workers: int, steps: list[Step], options: Any
+    config: LoadedConfig,
+    name: str,
+    count: int,
+    workers: int,
+    steps: list[Step],
+    options: Any,
+    loops: tuple[tuple[str, int], ...] = (),
 ) -> list[Any]:
-    """One task per worker for a stage of floor *name* (worker 0 reads the store's size)."""
+    """One task per worker for a stage of floor *name* (worker 0 reads the store's size);
+    *loops*: (phase, loops) of the looped phases, as the runner calibrated them."""
     spec = config.databases[name].spec()
     return [
         RawStageTask(
@@ -116,6 +123,7 @@ def stage_tasks(
             steps=tuple(steps),
             barrier_timeout_seconds=options.timeout_seconds,
             measure_size=worker == 0,
+            loops=loops,
         )
         for worker in range(workers)
     ]

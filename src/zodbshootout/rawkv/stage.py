@@ -70,6 +70,9 @@ class RawStageTask:
     steps: tuple[Step, ...]
     barrier_timeout_seconds: float
     measure_size: bool = False  # worker 0: read the store's size around each write phase
+    #: (phase, loops): a looped phase (hot) repeats its reads this many times in a
+    #: sample, as ZODB's do (the runner calibrates them in the warm-up).
+    loops: tuple[tuple[str, int], ...] = ()
 
     def execute(self, barrier: Any) -> list[PhaseTiming]:
         """Run this stage in the current process (the process harness calls this)."""
@@ -98,6 +101,7 @@ def execute_stage(
     """Run the stage's steps on the store; return the timed steps' timings."""
     handle = [open_store(task.spec)]
     keys = [record_key(task.worker, index) for index in range(task.object_count)]
+    loops = dict(task.loops)
     try:
         timings = []
         for step in task.steps:
@@ -112,8 +116,10 @@ def execute_stage(
             size_before = store.size_bytes() if sizing else 0
             gc.collect()
             barrier.wait(task.barrier_timeout_seconds)
+            run, repeats = _RUNS[step.phase], loops.get(step.phase, 1)
             start = clock()
-            outcome = _RUNS[step.phase](store, prepared)
+            for _ in range(repeats):
+                outcome = run(store, prepared)
             end = clock()
             barrier.wait(task.barrier_timeout_seconds)
             growth = store.size_bytes() - size_before if sizing else None
@@ -134,6 +140,7 @@ def execute_stage(
                         storage_loads=reads,
                         cache_hits=None,
                         storage_growth_bytes=growth,
+                        loops=repeats,
                     )
                 )
         return timings

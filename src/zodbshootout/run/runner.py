@@ -212,8 +212,8 @@ class Runner:
             stages=floor.stages(phases),
             open_session=lambda: floor.FloorSession(section.spec(), run_stage_in_processes),
             fill=lambda db: None,
-            tasks=lambda steps, _repetition, _loops: floor.stage_tasks(
-                self.config, name, count, workers, steps, self.options
+            tasks=lambda steps, _repetition, loops: floor.stage_tasks(
+                self.config, name, count, workers, steps, self.options, loops
             ),
             lost=lambda stage: floor.phases_lost(stage, phases),
         )
