@@ -85,7 +85,7 @@ def _conflict_config(tmp_path):
     return path
 
 
-def test_conflicts_are_counted_by_class_and_nothing_committed_is_lost(tmp_path):
+def test_conflicts_are_counted_by_class_and_the_table_says_what_the_database_holds(tmp_path):
     data = tmp_path / "data"
     out = tmp_path / "conflicts.json"
     done = run_cli(
@@ -110,18 +110,21 @@ def test_conflicts_are_counted_by_class_and_nothing_committed_is_lost(tmp_path):
         assert objects >= 200
         assert versions == record["changes_found"], name
         committed = record["increments"] + record["warmup_increments"]
-        assert versions >= committed, f"{name}: committed changes were lost"
+        if name == "zeo":
+            assert versions == committed  # nothing lost, nothing stray
+            continue
+        # RelStorage 4 on SQLite commits the changes of a transaction refused at
+        # vote with the client's next commit (see test_relstorage_facts); such a
+        # stale write may also overwrite newer committed versions.  Whatever the
+        # database holds, the table must say it.
         stray = versions - committed - record["uncertain_increments"]
         if stray > 0:
-            # RelStorage 4 on SQLite commits the changes of a transaction that
-            # failed at vote with the client's next commit (see
-            # test_relstorage_facts): the table must say so.
-            assert name == "sqlite", name
             assert f"{stray} object changes in the database were made by transactions" in (
                 done.stdout
             )
-        if name == "zeo":
-            assert versions == committed
+        if versions < committed:
+            missing = committed - versions
+            assert f"{missing} committed object changes are missing" in done.stdout
 
 
 def _final_state(config_path, data, name):
