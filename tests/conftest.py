@@ -75,6 +75,16 @@ def run_cli(
     )
 
 
+def table_rows(stdout: str) -> dict[str, list[str]]:
+    """The classic csv table of *stdout* as {row label: [cell, ...]}."""
+    table = {}
+    for line in stdout.splitlines():
+        if line.startswith('"') and not line.startswith('"Transaction"'):
+            label, _, rest = line.partition('",')
+            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
+    return table
+
+
 def without_busy_warning(stderr: str) -> str:
     """*stderr* without the busy-machine warning, which depends on what else runs here."""
     return "".join(

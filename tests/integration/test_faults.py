@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
+from conftest import table_rows
 from support import configs, privatemariadb, privatepg
 from support.local import free_port, runzeo
 from support.processes import run_cli_in_session, start_cli, wait_until_session_empty
@@ -41,18 +42,8 @@ TWO_SQLITE = """
 """
 
 
-def rows(stdout: str) -> dict[str, list[str]]:
-    """The classic table as {row label: [cell, ...]}."""
-    table = {}
-    for line in stdout.splitlines():
-        if line.startswith('"') and not line.startswith('"Transaction"'):
-            label, _, rest = line.partition('",')
-            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
-    return table
-
-
 def column(stdout: str, index: int) -> dict[str, str]:
-    return {label: cells[index] for label, cells in rows(stdout).items()}
+    return {label: cells[index] for label, cells in table_rows(stdout).items()}
 
 
 def is_number(cell: str) -> bool:

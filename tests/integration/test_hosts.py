@@ -21,6 +21,7 @@ from zodbshootout.results.file import from_document
 from zodbshootout.results.record import CellKey
 from zodbshootout.results.stats import cell_stats
 
+from conftest import table_rows
 from support import configs
 from support.processes import (
     run_cli_in_session,
@@ -34,15 +35,6 @@ pytestmark = pytest.mark.slow
 TWO_SQLITE = configs.sqlite("victim") + configs.sqlite("bystander")
 N = "200"
 PHASES = ("add", "cold", "steamin")
-
-
-def _table(stdout: str) -> dict[str, list[str]]:
-    table = {}
-    for line in stdout.splitlines():
-        if line.startswith('"') and not line.startswith('"Transaction"'):
-            label, _, rest = line.partition('",')
-            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
-    return table
 
 
 def _measured(cell: str) -> bool:
@@ -75,7 +67,7 @@ def test_localhost_gives_the_numbers_of_a_plain_run(tmp_path):
     )
     assert hosted.returncode == 0, hosted.stderr
     assert left == left_hosted == []
-    assert list(_table(hosted.stdout)) == list(_table(plain.stdout))
+    assert list(table_rows(hosted.stdout)) == list(table_rows(plain.stdout))
     plain_rates, hosted_rates = _rates(tmp_path / "plain.json"), _rates(tmp_path / "hosts.json")
     for phase in PHASES:
         ratio = hosted_rates[phase] / plain_rates[phase]
@@ -101,7 +93,7 @@ def test_a_dead_worker_fails_its_cells_naming_its_host(tmp_path):
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert left == []
-    table = _table(done.stdout)
+    table = table_rows(done.stdout)
     assert _measured(table["Add 20 Objects"][0])
     assert not _measured(table["Read 20 Cold Objects"][0])
     assert all(_measured(cells[1]) for cells in table.values())

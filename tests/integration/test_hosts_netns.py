@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ETC
+from conftest import ETC, table_rows
 from support import netns, servers
 from support.processes import session_processes, wait_until_session_empty
 
@@ -127,15 +127,6 @@ def _gateway_in(session: int, namespace: str, timeout: float = 60) -> int:
     raise AssertionError(f"no gateway of the run in {namespace}")
 
 
-def _table(stdout: str) -> dict[str, list[str]]:
-    table = {}
-    for line in stdout.splitlines():
-        if line.startswith('"') and not line.startswith('"Transaction"'):
-            label, _, rest = line.partition('",')
-            table[label.strip('"')] = [cell.strip() for cell in rest.split(",")]
-    return table
-
-
 def _rate(cell: str) -> int | None:
     found = re.match(r"^(\d+)(\[\d+\])?$", cell)
     return int(found.group(1)) if found else None
@@ -149,7 +140,7 @@ def test_two_hosts_measure_and_record_where_and_how(network, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert left == []
-    table = _table(done.stdout)
+    table = table_rows(done.stdout)
     assert list(table) == ["Add 20 Objects", "Read 20 Cold Objects", "Read 20 Steamin' Objects"]
     rates = {label: [_rate(cell) for cell in cells] for label, cells in table.items()}
     assert all(rate for cells in rates.values() for rate in cells), done.stdout
@@ -201,7 +192,7 @@ def test_a_gateway_killed_on_one_host_fails_only_its_cells(network, tmp_path):
     done, left = _finish(process, head)
     assert done.returncode == 1, done.stderr
     assert left == []
-    table = _table(done.stdout)
+    table = table_rows(done.stdout)
     assert _rate(table["Add 20 Objects"][1]), done.stdout + done.stderr
     assert _rate(table["Read 20 Cold Objects"][1]) is None
     assert all(_rate(cells[0]) for cells in table.values())
@@ -275,7 +266,7 @@ def test_remote_sample_on_two_hosts_measures_every_database(network, sample_data
     header = done.stdout.splitlines()[0]
     databases = ["postgresql", "mysql", "mysql_mc", "zeo_fs"]
     assert [cell.strip() for cell in header.split(",")] == ['"Transaction"', *databases]
-    table = _table(done.stdout)
+    table = table_rows(done.stdout)
     assert list(table) == ["Add 50 Objects", "Read 50 Cold Objects"], done.stdout
     for label, cells in table.items():
         assert len(cells) == len(databases), (label, cells)

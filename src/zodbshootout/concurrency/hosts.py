@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import queue
-import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -40,7 +39,7 @@ from zodbshootout.concurrency.plain import (
     task_to_plain,
     timed_waits,
 )
-from zodbshootout.concurrency.processes import ProcessSession
+from zodbshootout.concurrency.processes import ProcessSession, exit_code_text
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
 from zodbshootout.config.hosts import HostSpec, assign_hosts
 
@@ -290,12 +289,7 @@ def _exit_reason(worker: RemoteWorker) -> str:
         code = popen.wait(2)
     except Exception:
         return "its connection closed"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
+    return exit_code_text(code)
 
 
 def stage_facts(workers: list[RemoteWorker]) -> dict[str, Any]:

@@ -197,8 +197,11 @@ def _receive(
 
 def _exit_reason(process: Any) -> str:
     code = process.exitcode
-    if code is None:
-        return "still running"
+    return "still running" if code is None else exit_code_text(code)
+
+
+def exit_code_text(code: int) -> str:
+    """How a process with this exit code (negative: the signal) ended, in words."""
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"

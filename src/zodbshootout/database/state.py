@@ -148,6 +148,33 @@ def refuse_foreign_data(db: Any) -> None:
         check_root_is_ours(conn.root())
 
 
+def write_in_batches(
+    conn: Any,
+    tm: Any,
+    tree_of: Callable[[Any], Any],
+    keys: Sequence[int],
+    make: Callable[[int], Any],
+    batch: int,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> int:
+    """Store ``make(key)`` at each of *keys* in ``tree_of(root)``, *batch* keys a commit.
+
+    An interrupted fill keeps what it committed; *on_batch(written, total)*
+    reports progress.  Returns how many objects were written.
+    """
+    for first in range(0, len(keys), batch):
+        tm.begin()
+        tree = tree_of(conn.root())
+        for key in keys[first : first + batch]:
+            tree[key] = make(key)
+        tm.commit()
+        # Let committed objects go: the cache would otherwise hold them all.
+        conn.cacheMinimize()
+        if on_batch is not None:
+            on_batch(min(first + batch, len(keys)), len(keys))
+    return len(keys)
+
+
 def ensure_filler(
     db: Any,
     min_objects: int,
@@ -165,7 +192,6 @@ def ensure_filler(
         return 0
     tm = transaction.TransactionManager(explicit=True)
     conn = db.open(transaction_manager=tm)
-    written = 0
     try:
         tm.begin()
         top = conn.root()[ROOT_KEY]
@@ -175,19 +201,15 @@ def ensure_filler(
         start = len(filler)
         tm.commit()
         needed = max(0, min_objects - start)
-        while written < needed:
-            tm.begin()
-            filler = conn.root()[ROOT_KEY][FILLER_KEY]
-            for index in range(start + written, start + min(needed, written + batch)):
-                filler[index] = BenchmarkObject(
-                    make_payload(FILLER_WORKER, index, 0, object_size_bytes)
-                )
-            tm.commit()
-            written = min(needed, written + batch)
-            # Let committed objects go: the cache would otherwise hold them all.
-            conn.cacheMinimize()
-            if on_batch is not None:
-                on_batch(written, needed)
+        written = write_in_batches(
+            conn,
+            tm,
+            lambda root: root[ROOT_KEY][FILLER_KEY],
+            range(start, start + needed),
+            lambda index: BenchmarkObject(make_payload(FILLER_WORKER, index, 0, object_size_bytes)),
+            batch,
+            on_batch,
+        )
     except BaseException:
         tm.abort()
         raise

@@ -31,7 +31,7 @@ from zodbshootout.concurrency.worker import StageTask
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.open import open_database
-from zodbshootout.database.state import refuse_foreign_data
+from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.recorder import encode, merge
@@ -87,26 +87,29 @@ def ensure_dataset(db: Any, objects: int, size_bytes: int) -> tuple[int, int]:
     """At least *objects* objects in the dataset; (first free key for inserts, written)."""
     tm = transaction.TransactionManager(explicit=True)
     conn = db.open(transaction_manager=tm)
-    written = 0
     try:
         tm.begin()
         top = conn.root()[ROOT_KEY]
         if MIX_KEY not in top:
             top[MIX_KEY] = new_dataset()
         tm.commit()
-        while True:
-            tm.begin()
-            tree = conn.root()[ROOT_KEY][MIX_KEY]
-            missing = [key for key in range(written, objects) if key not in tree][:LOAD_BATCH]
-            if not missing:
-                free = max(objects, tree.maxKey() + 1 if len(tree) else 0)
-                tm.abort()
-                return free, written
-            for key in missing:
-                tree[key] = MixObject(make_payload(-1, key, 0, size_bytes))
-            tm.commit()
-            written += len(missing)
-            conn.cacheMinimize()
+        tm.begin()
+        tree = conn.root()[ROOT_KEY][MIX_KEY]
+        missing = [key for key in range(objects) if key not in tree]
+        tm.abort()
+        written = write_in_batches(
+            conn,
+            tm,
+            lambda root: root[ROOT_KEY][MIX_KEY],
+            missing,
+            lambda key: MixObject(make_payload(-1, key, 0, size_bytes)),
+            LOAD_BATCH,
+        )
+        tm.begin()
+        tree = conn.root()[ROOT_KEY][MIX_KEY]
+        free = max(objects, tree.maxKey() + 1 if len(tree) else 0)
+        tm.abort()
+        return free, written
     except BaseException:
         tm.abort()
         raise
