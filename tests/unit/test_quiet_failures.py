@@ -274,3 +274,21 @@ def test_sections_nested_absurdly_deep_are_a_configuration_error(write_config):
         name="ordinary.conf",
     )
     assert load_config(ordinary, "/nonexistent").names == ["demo"]
+
+
+@pytest.mark.parametrize("key", ["\n", "a\rb", "\x00"])
+def test_a_damaged_field_whose_name_holds_a_control_character_is_one_line(key, tmp_path, capsys):
+    # Hypothesis found it: a key "\n" broke the one-line error in two.
+    from sample_run import sample_result
+
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
+
+    document = resultfile.to_document(sample_result())
+    document["databases"] = {key: 1e19}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert repr(key) in err

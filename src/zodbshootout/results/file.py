@@ -191,8 +191,9 @@ def check_values(document: Any) -> None:
         where, value = stack.pop()
         if isinstance(value, dict):
             for key, item in value.items():
-                _check_text(key, f"{where}.{key!s:.40}" if where else f"{key!s:.40}")
-                stack.append((f"{where}.{key}" if where else str(key), item))
+                name = _field_name(key)
+                _check_text(key, f"{where}.{name:.40}" if where else f"{name:.40}")
+                stack.append((f"{where}.{name}" if where else name, item))
         elif isinstance(value, list):
             stack.extend((f"{where}[{index}]", item) for index, item in enumerate(value))
         elif isinstance(value, str):
@@ -200,6 +201,12 @@ def check_values(document: Any) -> None:
         elif _out_of_range(value):
             raise ValueError(f"{where[:80]} is not a finite number within ±10^18")
     _check_names(document)
+
+
+def _field_name(key: Any) -> str:
+    """*key* as a message names it: quoted when it holds a line break or other control."""
+    text = str(key)
+    return text if text.isprintable() else repr(text)
 
 
 def _out_of_range(value: Any) -> bool:
