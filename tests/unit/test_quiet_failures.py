@@ -292,3 +292,22 @@ def test_a_damaged_field_whose_name_holds_a_control_character_is_one_line(key, t
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert repr(key) in err
+
+
+@pytest.mark.parametrize("when", [253402300800.0, -1.0])
+def test_a_start_time_no_date_can_hold_is_refused_in_one_line(when, tmp_path, capsys):
+    # Hypothesis found it: year 10000 made history an internal error.
+    from sample_run import sample_result
+
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
+
+    document = resultfile.to_document(sample_result())
+    document["metadata"]["started"] = when
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    for argv in (["show", str(path)], ["history", str(path), str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "metadata.started is not a time between 1970 and 9999" in err
+        assert err.count("\n") == 1, err

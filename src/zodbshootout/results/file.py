@@ -283,10 +283,17 @@ def _check_shape(result: RunResult) -> None:
 def _check_metadata(metadata: dict[str, Any]) -> None:
     """The metadata the renderers read has the shape they expect (see _METADATA_SHAPE)."""
     _check_shape_of(metadata, _METADATA_SHAPE, "metadata")
+    for key in ("started", "finished"):
+        when = metadata.get(key)
+        # Tables and history print it as a date: Python's dates end in 9999.
+        if when is not None and not 0 <= when < LAST_TIMESTAMP:
+            raise ValueError(f"metadata.{key} is not a time between 1970 and 9999")
 
 
 _NUMBER = (int, float)
 _OPTIONAL_NUMBER = (int, float, type(None))
+#: 9999-12-30, a day before the last date Python has (time zones move it).
+LAST_TIMESTAMP = 253_402_214_400
 _OPTIONAL_TEXT = (str, type(None))
 _SKEW_RECORD = {
     "database": (str,),
