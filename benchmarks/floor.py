@@ -65,10 +65,11 @@ MIB = 1024 * 1024
 def zodb_section(kind: str, n: int, where: str, name: str = "") -> str:
     """A ``<zodb>`` section for *kind* at *where* (a path, or a database name)."""
     header = f"<zodb {name}>" if name else "<zodb>"
-    # What the tool would raise the caches to (see docs/phases.rst), written out.
-    pickle_cache = n + 100
+    # What the tool would raise the caches to (see docs/phases.rst), written out,
+    # with its margins, so that it has no note to make about them.
+    pickle_cache = n + n // 10 + 100
     client_bytes = max(20 * MIB, 2 * (OBJECT_BYTES + 256) * n)
-    object_max = max(16384, 64 * n)
+    object_max = max(16384, 64 * n + 1024)
     relstorage = (
         f"cache-local-mb {-(-client_bytes // MIB)}\n    cache-local-object-max {object_max}\n"
     )

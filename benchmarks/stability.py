@@ -251,8 +251,16 @@ def parse_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     options, passthrough = parse_arguments(sys.argv[1:] if argv is None else argv)
-    directory = options.keep or tempfile.mkdtemp(prefix="zodbshootout-stability-")
-    os.makedirs(directory, exist_ok=True)
+    if options.keep:
+        os.makedirs(options.keep, exist_ok=True)
+        return measure(options, passthrough, options.keep)
+    # Without --keep the runs' files are scratch: removed however the script ends.
+    with tempfile.TemporaryDirectory(prefix="zodbshootout-stability-") as directory:
+        return measure(options, passthrough, directory)
+
+
+def measure(options: argparse.Namespace, passthrough: list[str], directory: str) -> int:
+    """The default runs, then (unless --no-scaling) the scaling runs, printed."""
 
     def out(lines: list[str]) -> None:
         print("\n".join(lines), flush=True)
@@ -294,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     out(["", *format_runs([base, *scaled]), "", *format_scaling(base, scaled)])
-    out(["", f"result files: {directory}"])
+    if options.keep:
+        out(["", f"result files: {directory}"])
     return 0
 
 

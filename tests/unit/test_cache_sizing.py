@@ -85,6 +85,8 @@ def test_sizes_the_configuration_sets_are_kept_with_a_note(tmp_path):
     assert zeo.config.cache_size == 20 * MIB
     assert len(notes) == 2
     assert "cache-size 5000 objects" in notes[0]
+    # The figure it falls short of, not N (which it may exceed and still be short).
+    assert f"smaller than the {pickle_cache_objects(100000)} a worker's" in notes[0]
     assert "ZEO cache (cache-size) of 20 MB" in notes[1]
     assert "hot may measure the server" in notes[1]
 

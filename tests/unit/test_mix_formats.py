@@ -308,3 +308,20 @@ def test_report_of_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1
         assert "report has no page for mix runs yet" in err
+
+
+def test_a_p_that_underflowed_is_shown_as_below_what_a_double_prints():
+    from zodbshootout.mix.compare import MetricComparison
+    from zodbshootout.render.mix import format_mix_comparison
+    from zodbshootout.render.mix_formats import _comparison_markdown
+
+    rows = [
+        MetricComparison("db", "read", "p99", 1.0, 2.0, p_adjusted=0.0),
+        MetricComparison("db", "write", "p99", 1.0, 1.01, p_adjusted=0.25),
+    ]
+    for lines in (format_mix_comparison(rows, "a", "b"), _comparison_markdown(rows, "a", "b")):
+        text = "\n".join(lines)
+        assert "<1e-300 *" in text
+        assert "0.25" in text
+        assert "0.25 *" not in text
+        assert " 0 *" not in text

@@ -38,8 +38,8 @@ def size_caches(database_factory: Any, workload: CacheWorkload) -> list[str]:
     elif section.cache_size < objects:
         notes.append(
             f"the pickle cache (cache-size {section.cache_size} objects) is smaller than "
-            f"the {workload.object_count} objects each worker reads: steamin and hot "
-            "reload objects"
+            f"the {objects} a worker's connection may hold ({workload.object_count} objects, "
+            "their containers and a BTree's buckets): steamin and hot may reload objects"
         )
     for factory in storages.storage_factories(database_factory):
         notes.extend(storages.kind_of_factory(factory).size_client_cache(factory, workload))

@@ -166,6 +166,18 @@ def format_mix(result: RunResult) -> list[str]:
     return lines
 
 
+def p_text(row: MetricComparison) -> str:
+    """Holm's p of *row* with ``*`` when significant; ``-`` untested.
+
+    A p that underflowed to 0 is shown as below the smallest a double
+    prints, not as a p of exactly 0.
+    """
+    if row.p_adjusted is None:
+        return "-"
+    shown = f"{row.p_adjusted:.3g}" if row.p_adjusted > 0 else "<1e-300"
+    return shown + (" *" if row.significant else "")
+
+
 def format_mix_comparison(
     rows: list[MetricComparison], base_name: str, changed_name: str
 ) -> list[str]:
@@ -173,8 +185,6 @@ def format_mix_comparison(
     table = [["database", "operation", "metric", base_name, changed_name, "change", "p (Holm)"]]
     for row in rows:
         change = "-" if math.isnan(row.ratio) else f"{row.ratio - 1:+.1%}"
-        mark = " *" if row.significant else ""
-        p_value = "-" if row.p_adjusted is None else f"{row.p_adjusted:.3g}{mark}"
         digits = 1 if row.metric == "tx/s" else 2
         table.append(
             [
@@ -184,7 +194,7 @@ def format_mix_comparison(
                 _number(row.base, digits),
                 _number(row.changed, digits),
                 change,
-                p_value,
+                p_text(row),
             ]
         )
     lines = _align_left(table, left=3)

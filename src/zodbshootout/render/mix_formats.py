@@ -40,6 +40,7 @@ from zodbshootout.render.mix import (
     format_mix_comparison,
     format_mix_history,
     mix_notes,
+    p_text,
 )
 from zodbshootout.results.record import RunResult
 
@@ -318,9 +319,6 @@ def _comparison_markdown(
     table = [["Database", "Operation", "Metric", base_name, changed_name, "Change", "p (Holm)"]]
     for row in rows:
         digits = 1 if row.metric == THROUGHPUT else 2
-        p_value = "-"
-        if row.p_adjusted is not None:
-            p_value = f"{row.p_adjusted:.3g}" + (" *" if row.significant else "")
         table.append(
             [
                 row.database,
@@ -329,7 +327,7 @@ def _comparison_markdown(
                 _markdown_cell(_finite(row.base), digits),
                 _markdown_cell(_finite(row.changed), digits),
                 _change(row),
-                p_value,
+                p_text(row),
             ]
         )
     table = [[_escape(text) for text in row] for row in table]
