@@ -290,13 +290,13 @@ def tool_repetitions(config_file: str, n: int, repetitions: int, out: str) -> di
     command = [sys.executable, "-m", "zodbshootout", config_file, "-c", "1", "-n", str(n)]
     command += ["-r", str(repetitions), "-q", "-o", out, *PHASES]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    document = None
+    document: dict[str, Any] = {}
     if os.path.exists(out):
         with open(out, encoding="utf-8") as f:
             document = json.load(f)
     if done.returncode != 0:
         # -q: a cell's failure is in the result file, not on stderr.
-        reasons = [f.get("reason", "") for f in (document or {}).get("failures", [])]
+        reasons = [f.get("reason", "") for f in document.get("failures", [])]
         lines = done.stderr.strip().splitlines()
         raise RuntimeError("; ".join(reasons) or (lines[-1] if lines else "failed"))
     samples: dict[str, list[float]] = {phase: [] for phase in PHASES}
