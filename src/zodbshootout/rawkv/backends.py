@@ -334,8 +334,16 @@ class SQLiteStore:
 
 
 def _directory_bytes(path: str) -> int:
+    """The bytes of the files in *path*.
+
+    LevelDB compacts in a thread of its own and deletes table files as it
+    goes: a file listed and gone before its size is read holds nothing.
+    """
     total = 0
     for entry in os.scandir(path):
-        if entry.is_file(follow_symlinks=False):
-            total += entry.stat(follow_symlinks=False).st_size
+        try:
+            if entry.is_file(follow_symlinks=False):
+                total += entry.stat(follow_symlinks=False).st_size
+        except FileNotFoundError:
+            continue
     return total
