@@ -346,24 +346,22 @@ def postgresql_admin() -> Any:
 
 
 def postgresql_lock_shortfall(n: int) -> str | None:
-    """Why a PostgreSQL cell at *n* would fail: RelStorage's lock per committed object."""
+    """Why a PostgreSQL cell at *n* would fail: RelStorage's lock per committed object.
+
+    The parent only (the bare loop imports nothing of zodbshootout): the
+    tool's own arithmetic of the server's lock table.
+    """
+    from zodbshootout.storages.relstorage import locks
+
     conn = postgresql_admin()
     try:
         with conn.cursor() as cursor:
-            settings = {}
-            for name in ("max_locks_per_transaction", "max_connections"):
-                cursor.execute(f"SHOW {name}")
-                settings[name] = int(cursor.fetchone()[0])
+            settings = locks.read_lock_table(cursor)
     finally:
         conn.close()
-    slots = settings["max_locks_per_transaction"] * settings["max_connections"]
-    if n + 16 <= slots:
+    if locks.needed(n, 1) <= locks.capacity(settings):
         return None
-    wanted = 64 * -(-(n + 16) // (64 * settings["max_connections"]))
-    return (
-        f"a commit of {n} objects takes {n:,} locks, the lock table holds {slots:,}: "
-        f"measure on a server with max_locks_per_transaction >= {wanted} (--postgresql-port)"
-    )
+    return f"{locks.advice(settings, n, 1)}; or use another server (--postgresql-port)"
 
 
 def drop_database(kind: str, name: str) -> None:

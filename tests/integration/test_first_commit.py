@@ -16,6 +16,7 @@ import ZODB.config
 from zodbshootout.phases import classic
 from zodbshootout.phases.record import WorkerScope
 from zodbshootout.storages.relstorage import round_trips
+from zodbshootout.workload.objects import ADDED
 from zodbshootout.workload.root import populate
 
 N = 32  # two blocks of the OIDs RelStorage allocates 16 at a time
@@ -27,7 +28,7 @@ def statements_of_add(runner_db, scope: WorkerScope, prepare: bool) -> int:
     The container is reset through *runner_db*, as the runner's process does.
     """
     populate(runner_db, 1)
-    writes = classic.prepare("add", scope) if prepare else classic._writes(scope, 0)
+    writes = classic.prepare("add", scope) if prepare else classic._writes(scope, ADDED)
     before = round_trips.in_this_thread()
     classic.REGISTRY["add"].run(scope, writes)
     return round_trips.in_this_thread() - before
