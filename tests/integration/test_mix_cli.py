@@ -22,7 +22,10 @@ SHORT = ("--duration", "1.5", "--warmup", "0.3", "--seed", "5")
 
 
 def _records(path):
-    return {record["database"]: record for record in resultfile.load(str(path)).mix}
+    """The typed record of each database of the saved mix run at *path*."""
+    from zodbshootout.results.mix import MixRun
+
+    return {record.database: record for record in MixRun.of(resultfile.load(str(path))).records}
 
 
 def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
@@ -40,8 +43,8 @@ def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
     # Live progress: one line per second on stderr.
     assert "sqlite:     1 s:" in done.stderr
     (record,) = _records(out).values()
-    assert record["operations"]["read"]["count"] > 0
-    assert len(record["intervals"]) >= 1
+    assert record.operations["read"].count > 0
+    assert len(record.intervals) >= 1
     assert json.loads(out.read_text())["version"] == resultfile.FORMAT_VERSION
     shown = run_cli("show", str(out))
     assert shown.returncode == 0, shown.stderr
@@ -96,20 +99,20 @@ def test_conflicts_are_counted_by_class_and_the_table_says_what_the_database_hol
     assert "conflicts" in done.stdout
     assert "sqlite: reading every object's version back (untimed)" in done.stderr
     for name, record in _records(out).items():
-        operations = record["operations"]
-        conflicts = sum(sum(op["conflicts"].values()) for op in operations.values())
-        retries = sum(op["retries"] for op in operations.values())
+        operations = record.operations
+        conflicts = sum(sum(op.conflicts.values()) for op in operations.values())
+        retries = sum(op.retries for op in operations.values())
         assert conflicts > 0, name
         assert retries > 0, name
-        classes = {cls for op in operations.values() for cls in op["conflicts"]}
+        classes = {cls for op in operations.values() for cls in op.conflicts}
         assert classes, name
         assert any("Conflict" in cls or "Tid" in cls for cls in classes), classes
         versions, objects = _final_state(tmp_path / "conflicts.conf", data, name)
         # Every committed change (warm-up's too) raised one object's version, and
         # the check after the run found exactly what the database holds.
         assert objects >= 200
-        assert versions == record["changes_found"], name
-        committed = record["increments"] + record["warmup_increments"]
+        assert versions == record.changes_found, name
+        committed = record.increments + record.warmup_increments
         if name == "zeo":
             assert versions == committed  # nothing lost, nothing stray
             continue
@@ -117,7 +120,7 @@ def test_conflicts_are_counted_by_class_and_the_table_says_what_the_database_hol
         # vote with the client's next commit (see test_relstorage_facts); such a
         # stale write may also overwrite newer committed versions.  Whatever the
         # database holds, the table must say it.
-        stray = versions - committed - record["uncertain_increments"]
+        stray = versions - committed - record.uncertain_increments
         if stray > 0:
             assert f"{stray} object changes in the database were made by transactions" in (
                 done.stdout
@@ -159,9 +162,10 @@ def _sqlite_only(tmp_path):
 
 
 def _all_row(path):
-    from zodbshootout.mix.stats import total_summary
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_stats import total_summary
 
-    (record,) = resultfile.load(str(path)).mix
+    (record,) = MixRun.of(resultfile.load(str(path))).records
     return record, total_summary(record)
 
 
@@ -184,11 +188,11 @@ def test_rate_latency_counts_from_the_intended_start(tmp_path):
     # Above capacity: every transaction waits behind the ones before it, so
     # latency from the intended start grows interval by interval and dwarfs
     # the service time, which stays that of a closed loop.
-    p50s = [interval["p50_us"] for interval in over_record["intervals"]]
+    p50s = [interval.p50_us for interval in over_record.intervals]
     assert p50s[-1] > 1.5 * p50s[0], p50s
     assert over.percentiles_ms[50.0] > 5 * over.service_ms[50.0]
     assert over.percentiles_ms[50.0] > 5 * closed.percentiles_ms[50.0]
-    assert over_record["unstarted"] > 0
+    assert over_record.unstarted > 0
     # Well below capacity: nothing waits; latency is about the service time.
     assert under.percentiles_ms[50.0] < 2 * under.service_ms[50.0]
     assert under.percentiles_ms[50.0] < 3 * closed.percentiles_ms[50.0]
@@ -211,7 +215,7 @@ def test_read_mostly_hit_rate_rises_with_the_client_cache_size(tmp_path):
         "-o", str(out), env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    from zodbshootout.mix.stats import hit_rate
+    from zodbshootout.results.mix_stats import hit_rate
 
     records = _records(out)
     small, large = hit_rate(records["small"]), hit_rate(records["large"])

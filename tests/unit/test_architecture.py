@@ -128,8 +128,7 @@ BASE = {"errors", "faults", "inputs", "outputfile", "reasons", "redact", ""}
 #: all, so that ``show`` and ``compare`` need nothing that opens a database.
 MAY_IMPORT = {
     "results": set(),
-    # mix.stats: a mix record's percentiles (pure; HdrHistogram, no ZODB).
-    "render": {"results", "mix"},
+    "render": {"results"},
     # Trace records and replays; its chart draws with render's matplotlib set-up.
     "cachesim": {"render", "results"},
     # RunOptions checks phase names and object shapes against their owners'

@@ -13,13 +13,14 @@ pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -
 from test_mix_parts import synthetic_run
 
 from zodbshootout.cli.entry import main
-from zodbshootout.mix.compare import compare_mix
 from zodbshootout.mix.recorder import Recorder
-from zodbshootout.mix.stats import summarize
 from zodbshootout.mix.workloads import parse_mix
 from zodbshootout.render.mix import format_mix
 from zodbshootout.render.mix_formats import format_mix_as, format_mix_comparisons
 from zodbshootout.results import file as resultfile
+from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_compare import MixComparison, compare_mix
+from zodbshootout.results.mix_stats import summarize
 from zodbshootout.results.record import Failure
 
 STRAY = "3 object changes in the database were made by transactions that failed"
@@ -39,8 +40,8 @@ def two_databases():
 def open_loop_run():
     """An open-loop (--rate) run whose inserts never ran: no latency to show for them."""
     from zodbshootout.mix.operations import Shape
-    from zodbshootout.mix.runner import merge_reports
     from zodbshootout.mix.worker import MixPlan
+    from zodbshootout.results.mix import merge_reports
     from zodbshootout.results.record import RunResult
 
     recorder = Recorder(("read", "insert"), start=0.0, open_loop=True)
@@ -66,6 +67,20 @@ def open_loop_run():
     return result
 
 
+def mix_lines(result, format_name="table"):
+    """*result*'s mix records in *format_name*."""
+    return format_mix_as(MixRun.of(result), format_name)
+
+
+def comparison_lines(comparisons, format_name):
+    """(base, changed, changed's name) comparisons of synthetic runs in *format_name*."""
+    compared = [
+        MixComparison(compare_mix(MixRun.of(base), MixRun.of(changed)), "base", name)
+        for base, changed, name in comparisons
+    ]
+    return format_mix_comparisons(compared, format_name)
+
+
 def _csv_table(lines):
     """The rows of the csv (header first) and its notes (after the blank line)."""
     blank = lines.index("") if "" in lines else len(lines)
@@ -74,15 +89,14 @@ def _csv_table(lines):
 
 def test_the_table_stays_the_default():
     result = two_databases()
-    assert format_mix_as(result) == format_mix(result)
-    assert format_mix_as(result, "table") == format_mix(result)
+    assert mix_lines(result) == format_mix(MixRun.of(result))
     with pytest.raises(ValueError, match="unknown format 'xml'"):
-        format_mix_as(result, "xml")
+        mix_lines(result, "xml")
 
 
 def test_csv_is_one_row_per_database_and_operation_of_plain_numbers():
     result = two_databases()
-    rows, notes = _csv_table(format_mix_as(result, "csv"))
+    rows, notes = _csv_table(mix_lines(result, "csv"))
     header = rows[0]
     assert header[:4] == ["database", "operation", "transactions", "tx_per_second"]
     for column in ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "max_ms", "conflicts", "failures"):
@@ -91,7 +105,7 @@ def test_csv_is_one_row_per_database_and_operation_of_plain_numbers():
     # As the classic csv's contract: every measured cell parses as a number.
     numbers = [[float(text) for text in row[2:]] for row in rows[1:]]
     db, db2 = (dict(zip(header[2:], row, strict=True)) for row in numbers)
-    (summary,) = summarize(result.mix[0])
+    (summary,) = summarize(MixRecord.from_data(result.mix[0]))
     assert db["p99_ms"] == pytest.approx(summary.percentiles_ms[99.0], abs=0.001)
     assert db["conflicts"] == 3
     assert db2["p50_ms"] / db["p50_ms"] == pytest.approx(2.0, rel=0.1)
@@ -102,7 +116,7 @@ def test_csv_is_one_row_per_database_and_operation_of_plain_numbers():
 
 
 def test_csv_of_an_open_loop_run_has_service_and_lag_and_empty_cells_for_no_transactions():
-    rows, notes = _csv_table(format_mix_as(open_loop_run(), "csv"))
+    rows, notes = _csv_table(mix_lines(open_loop_run(), "csv"))
     header = rows[0]
     assert {"service_p50_ms", "service_p99_ms", "lag_mean_ms", "lag_max_ms"} <= set(header)
     by_operation = {row[1]: dict(zip(header, row, strict=True)) for row in rows[1:]}
@@ -117,7 +131,7 @@ def test_csv_of_an_open_loop_run_has_service_and_lag_and_empty_cells_for_no_tran
 
 
 def test_markdown_is_a_table_per_database_with_its_notes_below_it():
-    lines = format_mix_as(two_databases(), "markdown")
+    lines = mix_lines(two_databases(), "markdown")
     db = lines.index("**db**: custom(read=1), 1 workers, 10.0 s")
     db2 = lines.index("**db2**: custom(read=1), 1 workers, 10.0 s")
     table = lines[db + 2 : db + 5]
@@ -134,11 +148,11 @@ def test_markdown_is_a_table_per_database_with_its_notes_below_it():
 
 def test_json_carries_the_same_figures_and_no_nan():
     result = two_databases()
-    document = json.loads("\n".join(format_mix_as(result, "json")))
+    document = json.loads("\n".join(mix_lines(result, "json")))
     assert document["format"] == "zodbshootout-mix-table"
     db, db2 = document["databases"]
     (read,) = db["operations"]
-    rows, _notes = _csv_table(format_mix_as(result, "csv"))
+    rows, _notes = _csv_table(mix_lines(result, "csv"))
     figures = dict(zip(rows[0], rows[1], strict=True))
     for name in ("tx_per_second", "p50_ms", "p99.9_ms", "max_ms", "conflicts"):
         assert read[name] == pytest.approx(float(figures[name]))
@@ -147,7 +161,7 @@ def test_json_carries_the_same_figures_and_no_nan():
     assert db2["notes"] == []
     assert document["not_measured"] == [{"database": "zeo", "reason": "cannot connect"}]
     # An operation that ran no transaction: null, which strict JSON readers accept.
-    text = "\n".join(format_mix_as(open_loop_run(), "json"))
+    text = "\n".join(mix_lines(open_loop_run(), "json"))
     insert = json.loads(text)["databases"][0]["operations"][1]
     assert insert["operation"] == "insert"
     assert insert["p50_ms"] is None
@@ -157,8 +171,8 @@ def test_json_carries_the_same_figures_and_no_nan():
 
 def test_a_comparison_in_each_format_says_what_the_table_says():
     base, slow = synthetic_run(10.0, seed=1), synthetic_run(20.0, seed=2)
-    comparisons = [(compare_mix(base, slow), "base", "slow")]
-    rows = list(csv.DictReader(io.StringIO("\n".join(format_mix_comparisons(comparisons, "csv")))))
+    comparisons = [(base, slow, "slow")]
+    rows = list(csv.DictReader(io.StringIO("\n".join(comparison_lines(comparisons, "csv")))))
     p99 = next(row for row in rows if row["metric"] == "p99_ms")
     assert float(p99["changed_value"]) / float(p99["base_value"]) == pytest.approx(2.0, rel=0.1)
     assert float(p99["ratio"]) == pytest.approx(2.0, rel=0.1)
@@ -167,25 +181,25 @@ def test_a_comparison_in_each_format_says_what_the_table_says():
         float(row["base_value"]), float(row["changed_value"]), float(row["ratio"])
     untested = next(row for row in rows if row["metric"] == "p50_ms")
     assert untested["p_adjusted"] == untested["significant"] == ""
-    document = json.loads("\n".join(format_mix_comparisons(comparisons, "json")))
+    document = json.loads("\n".join(comparison_lines(comparisons, "json")))
     (comparison,) = document["comparisons"]
     assert (comparison["base"], comparison["changed"]) == ("base", "slow")
     tested = [row for row in comparison["rows"] if row["p_adjusted"] is not None]
     assert {row["metric"] for row in tested} == {"tx_per_second", "p99_ms"}
-    markdown = format_mix_comparisons(comparisons, "markdown")
+    markdown = comparison_lines(comparisons, "markdown")
     assert markdown[0] == "| Database | Operation | Metric | base | slow | Change | p (Holm) |"
     assert any(line.startswith("| db | read | p99 ms |") and " * |" in line for line in markdown)
-    table = format_mix_comparisons(comparisons, "table")
+    table = comparison_lines(comparisons, "table")
     assert table[0].split()[:5] == ["database", "operation", "metric", "base", "slow"]
     # Several changed runs: a heading each in Markdown, one header in csv.
-    several = [*comparisons, (compare_mix(base, base), "base", "same")]
-    markdown = format_mix_comparisons(several, "markdown")
+    several = [*comparisons, (base, base, "same")]
+    markdown = comparison_lines(several, "markdown")
     assert [line for line in markdown if line.startswith("### ")] == [
         "### slow against base",
         "### same against base",
     ]
-    assert format_mix_comparisons(several, "csv")[0].startswith("base,changed,")
-    assert sum(1 for line in format_mix_comparisons(several, "csv") if "base,changed" in line) == 1
+    assert comparison_lines(several, "csv")[0].startswith("base,changed,")
+    assert sum(1 for line in comparison_lines(several, "csv") if "base,changed" in line) == 1
 
 
 @pytest.fixture
@@ -311,9 +325,9 @@ def test_report_of_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
 
 
 def test_a_p_that_underflowed_is_shown_as_below_what_a_double_prints():
-    from zodbshootout.mix.compare import MetricComparison
     from zodbshootout.render.mix import format_mix_comparison
     from zodbshootout.render.mix_formats import _comparison_markdown
+    from zodbshootout.results.mix_compare import MetricComparison
 
     rows = [
         MetricComparison("db", "read", "p99", 1.0, 2.0, p_adjusted=0.0),

@@ -17,9 +17,11 @@ from zodbshootout.mix import keys as mixkeys
 from zodbshootout.mix import recorder as mixrecorder
 from zodbshootout.mix.recorder import Recorder
 from zodbshootout.mix.schedule import OpenLoop
-from zodbshootout.mix.stats import summarize, trend, trend_warnings
 from zodbshootout.mix.worker import retryable
 from zodbshootout.mix.workloads import BUILTIN, choose_workload, parse_mix
+from zodbshootout.results import histogram
+from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_stats import summarize, trend, trend_warnings
 
 
 def test_a_custom_mix_is_a_workload_of_its_weights():
@@ -164,15 +166,15 @@ def test_recorder_memory_does_not_grow_with_transactions():
     recorder.fold()
     assert entry.pending_latency == []
     assert entry.latency.get_total_count() == 60_000
-    assert len(mixrecorder.encode(recorder.interval)) < 20_000
+    assert len(histogram.encode(recorder.interval)) < 20_000
 
 
 def _one_by_one(values):
     """A histogram of *values* recorded as the recorder did before it folded them."""
-    histogram = mixrecorder.new_histogram()
+    one_by_one = histogram.new_histogram()
     for value in values:
-        histogram.record_value(min(value, mixrecorder.HIGHEST_MICROSECONDS))
-    return histogram
+        one_by_one.record_value(min(value, histogram.HIGHEST_MICROSECONDS))
+    return one_by_one
 
 
 def _assert_same_histogram(folded, one_by_one):
@@ -186,7 +188,7 @@ def _assert_same_histogram(folded, one_by_one):
     assert folded.get_percentile_to_value_dict(percentiles) == (
         one_by_one.get_percentile_to_value_dict(percentiles)
     )
-    assert mixrecorder.encode(folded) == mixrecorder.encode(one_by_one)
+    assert histogram.encode(folded) == histogram.encode(one_by_one)
 
 
 @pytest.mark.parametrize(
@@ -202,17 +204,17 @@ def test_folding_latencies_equals_recording_them_one_by_one(spread):
     rng = random.Random(spread[0])
     values = [rng.randint(*spread) for _ in range(3000)]
     values += [int(rng.lognormvariate(7, 2)) for _ in range(3000)]  # many repeats
-    hour = mixrecorder.HIGHEST_MICROSECONDS
+    hour = histogram.HIGHEST_MICROSECONDS
     values += [-1, 0, 1, 2047, 2048, 2049, 4095, 4096, hour - 1, hour, hour + 1]  # edges
     rng.shuffle(values)
-    folded, also = mixrecorder.new_histogram(), mixrecorder.new_histogram()
+    folded, also = histogram.new_histogram(), histogram.new_histogram()
     mixrecorder.record_values(values[:1000], folded)
     mixrecorder.record_values(values[1000:], folded, also)  # onto one that has counts
     _assert_same_histogram(folded, _one_by_one(values))
     _assert_same_histogram(also, _one_by_one(values[1000:]))
-    nothing = mixrecorder.new_histogram()
+    nothing = histogram.new_histogram()
     mixrecorder.record_values([-1, -5], nothing)
-    _assert_same_histogram(nothing, mixrecorder.new_histogram())
+    _assert_same_histogram(nothing, histogram.new_histogram())
 
 
 def test_recorder_histograms_equal_one_record_value_per_transaction(monkeypatch):
@@ -252,15 +254,16 @@ def test_recorder_histograms_equal_one_record_value_per_transaction(monkeypatch)
 
 def _assert_same_encoded(encoded, values):
     """The recorder's encoded histogram is that of *values* recorded one by one."""
-    expected = mixrecorder.encode(_one_by_one(values))
+    expected = histogram.encode(_one_by_one(values))
     assert encoded == expected
-    _assert_same_histogram(mixrecorder.decode(encoded), mixrecorder.decode(expected))
+    _assert_same_histogram(histogram.decode(encoded), histogram.decode(expected))
 
 
 def _record(worker_data, seconds, database="db", intervals=None):
+    """The typed record of one database whose one worker reported *worker_data*."""
     from zodbshootout.mix.operations import Shape
-    from zodbshootout.mix.runner import merge_reports
     from zodbshootout.mix.worker import MixPlan
+    from zodbshootout.results.mix import merge_reports
 
     report = dict(worker_data)
     report.update(
@@ -279,7 +282,7 @@ def _record(worker_data, seconds, database="db", intervals=None):
     record = merge_reports(database, [report], plan, 1)
     if intervals is not None:
         record["intervals"] = intervals
-    return record
+    return MixRecord.from_data(record)
 
 
 def test_trend_finds_a_drift_and_not_noise():
@@ -324,8 +327,8 @@ def test_retryable_errors_are_the_transient_ones_and_relstorages_lock_timeouts()
 def synthetic_run(latency_ms, seconds=10, per_second=200, seed=1, database="db"):
     """A saved-run-like RunResult of one database whose reads take about *latency_ms*."""
     from zodbshootout.mix.operations import Shape
-    from zodbshootout.mix.runner import merge_reports
     from zodbshootout.mix.worker import MixPlan
+    from zodbshootout.results.mix import merge_reports
     from zodbshootout.results.record import RunResult
 
     rng = random.Random(seed)
@@ -352,16 +355,16 @@ def synthetic_run(latency_ms, seconds=10, per_second=200, seed=1, database="db")
 
 
 def test_compare_flags_a_doubled_p99_and_not_noise():
-    from zodbshootout.mix.compare import compare_mix, slower_p99
+    from zodbshootout.results.mix_compare import compare_mix, slower_p99
 
-    base = synthetic_run(10.0, seed=1)
-    rows = compare_mix(base, synthetic_run(20.0, seed=2))
+    base = MixRun.of(synthetic_run(10.0, seed=1))
+    rows = compare_mix(base, MixRun.of(synthetic_run(20.0, seed=2)))
     p99 = next(row for row in rows if row.metric == "p99")
     assert p99.ratio == pytest.approx(2.0, rel=0.1)
     assert p99.significant
     assert [row.database for row in slower_p99(rows, 50)] == ["db"]
     assert slower_p99(rows, 150) == []
-    same = compare_mix(base, synthetic_run(10.0, seed=3))
+    same = compare_mix(base, MixRun.of(synthetic_run(10.0, seed=3)))
     assert slower_p99(same, 20) == []
 
 
@@ -374,7 +377,7 @@ def test_a_saved_mix_run_loads_back_and_renders(tmp_path):
     resultfile.save(result, str(path))
     loaded = resultfile.load(str(path))
     assert loaded.mix == result.mix
-    lines = format_mix(loaded)
+    lines = format_mix(MixRun.of(loaded))
     assert lines[0].startswith("db: custom(read=1), 1 workers, 10.0 s")
     assert "p99.9 ms" in lines[1]
 
@@ -400,12 +403,12 @@ def test_plot_of_a_mix_run_draws_the_spectrum_and_latency_over_time(tmp_path):
     from zodbshootout.render.mix_plot import plot_mix, spectrum
 
     result = synthetic_run(10.0)
-    points = dict(spectrum(result.mix[0]))
+    points = dict(spectrum(MixRecord.from_data(result.mix[0])))
     assert points[50.0] == pytest.approx(10.0, rel=0.05)
     assert points[99.9] >= points[99.0] >= points[50.0]
     assert 99.99 not in points  # 2000 transactions: one sample per 0.05 %
     path = tmp_path / "mix.png"
-    plot_mix(result, str(path))
+    plot_mix(MixRun.of(result), str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 20_000
 
@@ -452,7 +455,7 @@ def test_the_check_after_the_run_names_stray_and_lost_changes(found, says):
     result = synthetic_run(10.0)
     record = result.mix[0]
     record.update(increments=4, warmup_increments=1, uncertain_increments=2, changes_found=found)
-    notes = [line.strip() for line in format_mix(result) if "object changes" in line]
+    notes = [line.strip() for line in format_mix(MixRun.of(result)) if "object changes" in line]
     notes = [line for line in notes if "commits that failed with an error" not in line]
     assert [note.split(":")[0] for note in notes] == says
 
@@ -496,8 +499,9 @@ def test_the_table_says_where_the_workers_ran_and_a_large_skew():
     }
     skew = {"database": "db", "concurrency": 1, "object_count": 10, "repetition": 1}
     result.metadata["barrier_skew"] = [{**skew, "phase": "mix", "skew_seconds": 0.01}]
-    lines = format_mix(result)
+    lines = format_mix(MixRun.of(result))
     assert "  workers on hosts: app1 1, app2 1" in lines
     assert not any("apart" in line for line in lines)  # 10 ms of 10 s
     result.metadata["barrier_skew"][0]["skew_seconds"] = 2.0
-    assert any("started measuring 2000 ms apart" in line for line in format_mix(result))
+    lines = format_mix(MixRun.of(result))
+    assert any("started measuring 2000 ms apart" in line for line in lines)

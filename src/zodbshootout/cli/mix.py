@@ -20,12 +20,12 @@ from zodbshootout.config.loader import ConfigError, load_config
 from zodbshootout.config.options import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
-from zodbshootout.mix.recorder import require_hdrhistogram
 from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
 from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
 from zodbshootout.outputfile import written_name
 from zodbshootout.render.formats import MIX_FORMATS
 from zodbshootout.results import metadata
+from zodbshootout.results.histogram import require_hdrhistogram
 from zodbshootout.results.record import RunResult
 from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
 
@@ -274,18 +274,20 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
 
 
 def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
-    from zodbshootout.mix.stats import trend_warnings
     from zodbshootout.render.mix_formats import format_mix_as
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_stats import trend_warnings
 
     if result.failures and not result.mix and not result.interrupted:
         for failure in result.failures:
             print(f"zodbshootout mix: error: {failure.database}: {failure.reason}", file=sys.stderr)
         return EXIT_USAGE
+    run = MixRun.of(result)
     if outputs.table_on_stdout:
-        for line in format_mix_as(result, outputs.format):
+        for line in format_mix_as(run, outputs.format):
             print(line)
     if not quiet:
-        for record in result.mix:
+        for record in run.records:
             for warning in trend_warnings(record):
                 print(f"zodbshootout mix: warning: {warning}", file=sys.stderr)
     if result.interrupted:

@@ -9,8 +9,14 @@ import argparse
 import sys
 
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, UsageError
-from zodbshootout.mix.compare import MetricComparison, compare_mix, slower_p99
-from zodbshootout.render.mix_formats import MixComparison, format_mix_comparisons
+from zodbshootout.render.mix_formats import format_mix_comparisons
+from zodbshootout.results.mix import MixRun
+from zodbshootout.results.mix_compare import (
+    MetricComparison,
+    MixComparison,
+    compare_mix,
+    slower_p99,
+)
 from zodbshootout.results.record import RunResult
 
 
@@ -18,14 +24,14 @@ def compare_mix_runs(args: argparse.Namespace, results: list[RunResult], names: 
     """Each changed run against the base; exit 1 when --fail-if-slower's p99 test trips."""
     if not all(result.mix for result in results):
         raise UsageError("a mix run can only be compared with another mix run")
-    base, base_name = results[0], names[0]
+    base, base_name = MixRun.of(results[0]), names[0]
     slower: list[tuple[str, MetricComparison]] = []
     comparisons: list[MixComparison] = []
     for changed, name in zip(results[1:], names[1:], strict=True):
-        rows = compare_mix(base, changed)
+        rows = compare_mix(base, MixRun.of(changed))
         if not rows:
             raise UsageError(f"{base_name} and {name} have no database in common")
-        comparisons.append((rows, base_name, name))
+        comparisons.append(MixComparison(rows, base_name, name))
         if args.fail_if_slower is not None:
             slower.extend((name, row) for row in slower_p99(rows, args.fail_if_slower))
     for line in format_mix_comparisons(comparisons, args.format):

@@ -39,6 +39,7 @@ from zodbshootout.errors import (
 from zodbshootout.render.formats import FORMATS, MIX_FORMATS, format_result
 from zodbshootout.results import file as resultfile
 from zodbshootout.results import metadata
+from zodbshootout.results.mix import MixRun
 from zodbshootout.results.noise import busy_load, format_busy_warning
 from zodbshootout.results.record import RunResult
 from zodbshootout.results.stats import AGGREGATES, format_spread_warning
@@ -98,7 +99,7 @@ def _show(args: argparse.Namespace) -> int:
         # Runs saved before mix took --format say "mix": the table.
         saved = result.metadata.get("format")
         for line in format_mix_as(
-            result, args.format or (saved if saved in MIX_FORMATS else "table")
+            MixRun.of(result), args.format or (saved if saved in MIX_FORMATS else "table")
         ):
             print(line)
         return EXIT_OK
@@ -256,7 +257,7 @@ def _plot(args: argparse.Namespace) -> int:
         if result.mix:
             from zodbshootout.render.mix_plot import plot_mix
 
-            plot_mix(result, args.output)
+            plot_mix(MixRun.of(result), args.output)
         else:
             plot_result(result, args.output, aggregate_of(result, args.aggregate))
     elif len(paths) == 2 and not any(os.path.isdir(path) for path in paths):
@@ -270,7 +271,9 @@ def _plot(args: argparse.Namespace) -> int:
 
             if not (base.mix and changed.mix):
                 raise UsageError("a mix run can only be compared with another mix run")
-            plot_mix_comparison(base, changed, base_name, changed_name, args.output)
+            plot_mix_comparison(
+                MixRun.of(base), MixRun.of(changed), base_name, changed_name, args.output
+            )
         else:
             comparison = compare_results(
                 base, changed, aggregate_of(base, args.aggregate), base_name, changed_name
@@ -318,7 +321,8 @@ def _history(args: argparse.Namespace) -> int:
 
         if not all(run.result.mix for run in runs):
             raise UsageError("a history holds either mix runs or classic runs, not both")
-        for line in format_mix_history_as([(run.name, run.result) for run in runs], args.format):
+        named = [(run.name, MixRun.of(run.result)) for run in runs]
+        for line in format_mix_history_as(named, args.format):
             print(line)
         return EXIT_OK
     aggregate = args.aggregate or saved_aggregate(runs[-1].result, None)

@@ -16,7 +16,8 @@ by one would.  An interval's histogram is kept encoded when it ends (for
 per-interval throughput and p99, live and saved).
 
 Histograms cross process boundaries as their standard encoding (base64 of
-the compressed V2 format), a short string; :func:`decode` reads one back.
+the compressed V2 format), a short string: :mod:`zodbshootout.results.histogram`
+makes, encodes and reads them, for the workers here and for the results.
 """
 
 from __future__ import annotations
@@ -26,59 +27,10 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from zodbshootout.errors import UsageError
+from zodbshootout.results.histogram import HIGHEST_MICROSECONDS, encode, new_histogram
 
 if TYPE_CHECKING:
     from hdrh.histogram import HdrHistogram
-
-LOWEST_MICROSECONDS = 1
-HIGHEST_MICROSECONDS = 3_600_000_000  # an hour: anything longer is clamped
-SIGNIFICANT_DIGITS = 3
-
-
-def require_hdrhistogram() -> None:
-    """A UsageError that says what to install when the hdrhistogram package is missing.
-
-    Imported lazily so that the rest of zodbshootout (and an environment
-    installed before mix existed) works without it.
-    """
-    try:
-        import hdrh.histogram  # noqa: F401
-    except ImportError:
-        raise UsageError(
-            "zodbshootout mix needs the hdrhistogram package: pip install hdrhistogram"
-        ) from None
-
-
-def new_histogram() -> HdrHistogram:
-    from hdrh.histogram import HdrHistogram  # lazy: see require_hdrhistogram
-
-    return HdrHistogram(LOWEST_MICROSECONDS, HIGHEST_MICROSECONDS, SIGNIFICANT_DIGITS)
-
-
-def decode(encoded: str) -> HdrHistogram:
-    """A histogram from its encoding (:meth:`HdrHistogram.encode`)."""
-    histogram = new_histogram()
-    if encoded:
-        histogram.decode_and_add(encoded)
-    return histogram
-
-
-def encode(histogram: HdrHistogram) -> str:
-    """The histogram as a string ("" when empty: the library can't encode nothing)."""
-    if histogram.get_total_count() == 0:
-        return ""
-    encoded = histogram.encode()
-    return encoded.decode("ascii") if isinstance(encoded, bytes) else str(encoded)
-
-
-def merge(encoded: list[str]) -> HdrHistogram:
-    """The sum of encoded histograms."""
-    total = new_histogram()
-    for text in encoded:
-        if text:
-            total.decode_and_add(text)
-    return total
 
 
 def clear(histogram: HdrHistogram) -> None:

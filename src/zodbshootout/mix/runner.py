@@ -34,10 +34,11 @@ from zodbshootout.database.open import open_database
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
-from zodbshootout.mix.recorder import encode, merge
 from zodbshootout.mix.worker import MixPlan, MixTask
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, redact
+from zodbshootout.results.histogram import merge
+from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.storages.zeo.server import embedded_servers
 from zodbshootout.workload.objects import make_payload
@@ -393,78 +394,3 @@ class _Progress:
         close = getattr(self.channel, "close", None)
         if close is not None:
             close()
-
-
-def merge_reports(
-    name: str, reports: list[dict[str, Any]], plan: MixPlan, workers: int
-) -> dict[str, Any]:
-    """The workers' reports as one record of the database (plain data, for the result)."""
-    operations: dict[str, dict[str, Any]] = {}
-    for op in plan.workload.operations:
-        entries = [report["operations"][op] for report in reports]
-        service = [e["service"] for e in entries if e["service"] is not None]
-        operations[op] = {
-            "count": sum(e["count"] for e in entries),
-            "latency": encode(merge([e["latency"] for e in entries])),
-            "service": encode(merge(service)) if service else None,
-            "conflicts": _sum_counts(e["conflicts"] for e in entries),
-            "retries": sum(e["retries"] for e in entries),
-            "failures": _sum_counts(e["failures"] for e in entries),
-            "lag_sum_seconds": sum(e["lag_sum_seconds"] for e in entries),
-            "lag_max_seconds": max(e["lag_max_seconds"] for e in entries),
-        }
-    return {
-        "database": name,
-        "workload": plan.workload.name,
-        "concurrency": workers,
-        "rate_per_second": plan.rate_per_second,
-        "interval_seconds": plan.interval_seconds,
-        "seconds": max(report["seconds"] for report in reports),
-        "operations": operations,
-        "intervals": _merge_intervals(reports),
-        "unstarted": sum(report["unstarted"] for report in reports),
-        "increments": sum(report["increments"] for report in reports),
-        "warmup_increments": sum(report["warmup_increments"] for report in reports),
-        "uncertain_increments": sum(report["uncertain_increments"] for report in reports),
-        "inserted": sum(report["inserted"] for report in reports),
-        "counters": _sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
-    }
-
-
-def _sum_counts(counts: Any) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for count in counts:
-        for key, value in count.items():
-            total[key] = total.get(key, 0) + value
-    return dict(sorted(total.items()))
-
-
-def _sum_counters(counters: list[dict[str, int | None]]) -> dict[str, int | None]:
-    total: dict[str, int | None] = {}
-    for counter in counters:
-        for key, value in counter.items():
-            before = total.get(key, 0)
-            total[key] = None if value is None or before is None else before + value
-    return total
-
-
-def _merge_intervals(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Interval i of every worker added up: transactions and latency percentiles (µs).
-
-    Only intervals every worker finished are kept.
-    """
-    count = min(len(report["intervals"]) for report in reports)
-    merged = []
-    for index in range(count):
-        entries = [report["intervals"][index] for report in reports]
-        union = merge([histogram for _n, histogram in entries])
-        transactions = sum(n for n, _h in entries)
-        merged.append(
-            {
-                "transactions": transactions,
-                "p50_us": union.get_value_at_percentile(50.0) if transactions else None,
-                "p99_us": union.get_value_at_percentile(99.0) if transactions else None,
-                "max_us": union.get_max_value() if transactions else None,
-            }
-        )
-    return merged

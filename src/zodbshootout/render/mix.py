@@ -1,24 +1,23 @@
 """The table of a mix run: per database, one row per operation with throughput and latency.
 
-Pure functions from a RunResult's mix records to lines (see zodbshootout.mix.stats).
+Pure functions from a mix run's typed records to lines (see zodbshootout.results.mix_stats).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from typing import Any
 
-from zodbshootout.mix.compare import MetricComparison
-from zodbshootout.mix.stats import (
+from zodbshootout.render.skew import SKEW_SHARE
+from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_compare import MetricComparison
+from zodbshootout.results.mix_stats import (
     PERCENTILES,
     OperationSummary,
     hit_rate,
     integrity,
     summarize,
+    total_summary,
 )
-from zodbshootout.render.skew import SKEW_SHARE
-from zodbshootout.results.record import RunResult
 
 
 def _number(value: float | None, digits: int = 2) -> str:
@@ -35,37 +34,37 @@ def _percentile_label(p: float) -> str:
     return f"p{p:g}"
 
 
-def format_mix_database(record: dict[str, Any], options: dict[str, Any]) -> list[str]:
+def format_mix_database(record: MixRecord, run: MixRun) -> list[str]:
     """The block of one database: a heading, the table, the errors by class."""
     rows = summarize(record)
-    open_loop = record.get("rate_per_second") is not None
+    open_loop = record.open_loop
     header = ["operation", "tx/s"] + [f"{_percentile_label(p)} ms" for p in PERCENTILES]
     header += ["max ms"]
     if open_loop:
         header += ["svc p50", "svc p99", "lag avg", "lag max"]
     header += ["conflicts", "retries", "failures"]
     table = [header] + [_row(row, open_loop) for row in rows]
-    lines = [f"{record['database']}: {describe_record(record, options)}", *_align(table)]
+    lines = [f"{record.database}: {describe_record(record, run)}", *_align(table)]
     lines.extend(f"  {note}" for note in record_notes(record))
     return lines
 
 
-def describe_record(record: dict[str, Any], options: dict[str, Any]) -> str:
+def describe_record(record: MixRecord, run: MixRun) -> str:
     """What was run on one database: workload, workers, seconds, --rate, client cache hits."""
     text = (
-        f"{record.get('workload', options.get('workload', '?'))}, "
-        f"{record['concurrency']} workers, {record['seconds']:.1f} s"
+        f"{record.workload or run.workload or '?'}, "
+        f"{record.concurrency} workers, {record.seconds:.1f} s"
     )
-    if record.get("rate_per_second") is not None:
-        text += f", --rate {record['rate_per_second']:g}/s ({options.get('arrival')})"
+    if record.rate_per_second is not None:
+        text += f", --rate {record.rate_per_second:g}/s ({run.arrival})"
     rate = hit_rate(record)
     if rate is not None:
-        loads = record["counters"]["loads"]
+        loads = record.counters["loads"]
         text += f"; client cache hit rate {rate:.0%} of {loads} loads"
     return text
 
 
-def record_notes(record: dict[str, Any]) -> list[str]:
+def record_notes(record: MixRecord) -> list[str]:
     """What one database's table says below its rows, one sentence each: the errors of each
     operation by class, then what the check after the run found, then the unstarted."""
     notes = []
@@ -75,39 +74,33 @@ def record_notes(record: dict[str, Any]) -> list[str]:
             if row.failures:
                 parts.append(f"failures {_by_class(row.failures)}")
             notes.append(f"{row.operation}: {'; '.join(parts)}")
-    if record.get("uncertain_increments"):
+    if record.uncertain_increments:
         notes.append(
-            f"{record['uncertain_increments']} object changes were in commits that failed "
+            f"{record.uncertain_increments} object changes were in commits that failed "
             "with an error other than a conflict: the storage may have committed them anyway"
         )
     notes.extend(_integrity_notes(record))
-    if record.get("unstarted"):
+    if record.unstarted:
         notes.append(
-            f"{record['unstarted']} scheduled transactions never started before the end "
+            f"{record.unstarted} scheduled transactions never started before the end "
             "(the database fell behind --rate)"
         )
     return notes
 
 
-def mix_notes(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+def mix_notes(record: MixRecord, run: MixRun) -> list[str]:
     """Every note of one database's block: :func:`record_notes`, then where the workers ran."""
-    return record_notes(record) + host_notes(record, metadata)
+    return record_notes(record) + host_notes(record, run)
 
 
-def host_notes(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+def host_notes(record: MixRecord, run: MixRun) -> list[str]:
     """With --hosts: how many workers ran on each host, and a skew too large to ignore."""
-    name = record["database"]
-    workers = (metadata.get("mix_workers") or {}).get(name)
-    if not workers:
+    counts = run.hosts_of(record.database)
+    if not counts:
         return []
-    counts = Counter(str(place.get("host")) for place in workers.values())
     lines = ["workers on hosts: " + ", ".join(f"{host} {n}" for host, n in counts.items())]
-    skews = [
-        skew["skew_seconds"]
-        for skew in metadata.get("barrier_skew") or []
-        if skew.get("database") == name and skew.get("phase") == "mix"
-    ]
-    seconds = record.get("seconds") or 0
+    skews = run.skews.get(record.database, ())
+    seconds = record.seconds or 0
     if skews and seconds > 0 and max(skews) > SKEW_SHARE * seconds:
         lines.append(
             f"the workers on the hosts started measuring {max(skews) * 1000:.0f} ms apart, "
@@ -116,7 +109,7 @@ def host_notes(record: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _integrity_notes(record: dict[str, Any]) -> list[str]:
+def _integrity_notes(record: MixRecord) -> list[str]:
     found = integrity(record)
     lines = []
     if found is not None and found.stray:
@@ -150,16 +143,15 @@ def _align(table: list[list[str]]) -> list[str]:
     return lines
 
 
-def format_mix(result: RunResult) -> list[str]:
+def format_mix(run: MixRun) -> list[str]:
     """Every database's block, then the failures."""
-    options = result.metadata.get("mix", {})
     lines: list[str] = []
-    for record in result.mix:
+    for record in run.records:
         if lines:
             lines.append("")
-        lines.extend(format_mix_database(record, options))
-        lines.extend(f"  {note}" for note in host_notes(record, result.metadata))
-    for failure in result.failures:
+        lines.extend(format_mix_database(record, run))
+        lines.extend(f"  {note}" for note in host_notes(record, run))
+    for failure in run.failures:
         if lines:
             lines.append("")
         lines.append(f"{failure.database}: not measured: {failure.reason}")
@@ -216,20 +208,18 @@ def _align_left(table: list[list[str]], left: int) -> list[str]:
     ]
 
 
-def format_mix_history(runs: list[tuple[str, RunResult]]) -> list[str]:
+def format_mix_history(runs: list[tuple[str, MixRun]]) -> list[str]:
     """Saved mix runs side by side, oldest first: per database, tx/s and latency of all operations.
 
-    *runs* are (column name, result).  A run that did not measure a database shows ``-``.
+    *runs* are (column name, run).  A run that did not measure a database shows ``-``.
     """
-    from zodbshootout.mix.stats import total_summary
-
-    databases = list(dict.fromkeys(r["database"] for _name, run in runs for r in run.mix))
+    databases = list(dict.fromkeys(r.database for _name, run in runs for r in run.records))
     metrics = ("tx/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms")
     table = [["database", "metric", *(name for name, _run in runs)]]
     for database in databases:
         summaries = []
         for _name, run in runs:
-            record = next((r for r in run.mix if r["database"] == database), None)
+            record = run.record(database)
             summaries.append(total_summary(record) if record is not None else None)
         for metric in metrics:
             cells = [database, metric]

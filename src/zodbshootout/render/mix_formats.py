@@ -25,14 +25,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from zodbshootout.mix.compare import ALPHA, THROUGHPUT, MetricComparison
-from zodbshootout.mix.stats import (
-    PERCENTILES,
-    OperationSummary,
-    hit_rate,
-    summarize,
-    total_summary,
-)
 from zodbshootout.render.formats import MIX_FORMATS
 from zodbshootout.render.mix import (
     describe_record,
@@ -42,7 +34,15 @@ from zodbshootout.render.mix import (
     mix_notes,
     p_text,
 )
-from zodbshootout.results.record import RunResult
+from zodbshootout.results.mix import MixRun
+from zodbshootout.results.mix_compare import ALPHA, THROUGHPUT, MetricComparison, MixComparison
+from zodbshootout.results.mix_stats import (
+    PERCENTILES,
+    OperationSummary,
+    hit_rate,
+    summarize,
+    total_summary,
+)
 
 #: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version.
 MIX_TABLE_FORMAT_VERSION = 1
@@ -98,20 +98,16 @@ def operation_figures(row: OperationSummary, open_loop: bool) -> dict[str, Any]:
     return figures
 
 
-def _open_loop(result: RunResult) -> bool:
-    return any(record.get("rate_per_second") is not None for record in result.mix)
-
-
-def _failure_notes(result: RunResult) -> list[str]:
-    return [f"{failure.database}: not measured: {failure.reason}" for failure in result.failures]
+def _failure_notes(run: MixRun) -> list[str]:
+    return [f"{failure.database}: not measured: {failure.reason}" for failure in run.failures]
 
 
 # --- One run ---------------------------------------------------------------------------
 
 
-def format_mix_as(result: RunResult, format_name: str = "table") -> list[str]:
-    """*result*'s mix records as lines in *format_name* (one of :data:`MIX_FORMATS`)."""
-    formatter: Callable[[RunResult], list[str]] | None = {
+def format_mix_as(run: MixRun, format_name: str = "table") -> list[str]:
+    """*run*'s records as lines in *format_name* (one of :data:`MIX_FORMATS`)."""
+    formatter: Callable[[MixRun], list[str]] | None = {
         "table": format_mix,
         "markdown": format_mix_markdown,
         "csv": format_mix_csv,
@@ -119,7 +115,7 @@ def format_mix_as(result: RunResult, format_name: str = "table") -> list[str]:
     }.get(format_name)
     if formatter is None:
         raise ValueError(f"unknown format {format_name!r}; choose from {', '.join(MIX_FORMATS)}")
-    return formatter(result)
+    return formatter(run)
 
 
 #: The Markdown table's column titles: those of the aligned table.
@@ -147,16 +143,15 @@ def _markdown_cell(value: Any, digits: int) -> str:
     return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
 
 
-def format_mix_markdown(result: RunResult) -> list[str]:
+def format_mix_markdown(run: MixRun) -> list[str]:
     """Per database: what ran, a GFM table of its operations, and its notes."""
-    options = result.metadata.get("mix", {})
-    open_loop = _open_loop(result)
+    open_loop = run.open_loop
     names = [name for name in figure_names(open_loop) if name != "transactions"]
     lines = [
         "Transactions per second and latency in milliseconds per operation "
         "(all: every operation together); conflicts counts every failed attempt."
     ]
-    for record in result.mix:
+    for record in run.records:
         rows = [["Operation", *(_MARKDOWN_LABELS[name] for name in names)]]
         for row in summarize(record):
             figures = operation_figures(row, open_loop)
@@ -164,14 +159,14 @@ def format_mix_markdown(result: RunResult) -> list[str]:
             rows.append([row.operation, *cells])
         lines += [
             "",
-            f"**{_escape(record['database'])}**: {_escape(describe_record(record, options))}",
+            f"**{_escape(record.database)}**: {_escape(describe_record(record, run))}",
         ]
         lines += ["", *_markdown_table(rows)]
-        notes = mix_notes(record, result.metadata)
+        notes = mix_notes(record, run)
         if notes:
             lines.append("")
             lines.extend(f"- Note: {_escape(note)}" for note in notes)
-    for note in _failure_notes(result):
+    for note in _failure_notes(run):
         lines += ["", _escape(note)]
     return lines
 
@@ -196,22 +191,22 @@ def _csv_value(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def format_mix_csv(result: RunResult) -> list[str]:
+def format_mix_csv(run: MixRun) -> list[str]:
     """One row per database and operation, plain numbers; the notes below, as the classic csv."""
-    open_loop = _open_loop(result)
+    open_loop = run.open_loop
     names = figure_names(open_loop)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["database", "operation", *names])
     notes = []
-    for record in result.mix:
+    for record in run.records:
         for row in summarize(record):
             figures = operation_figures(row, open_loop)
             writer.writerow(
-                [record["database"], row.operation, *(_csv_value(figures[n]) for n in names)]
+                [record.database, row.operation, *(_csv_value(figures[n]) for n in names)]
             )
-        notes += [f"{record['database']}: {note}" for note in mix_notes(record, result.metadata)]
-    notes += _failure_notes(result)
+        notes += [f"{record.database}: {note}" for note in mix_notes(record, run)]
+    notes += _failure_notes(run)
     lines = out.getvalue().splitlines()
     if notes:
         lines.append("")
@@ -219,12 +214,11 @@ def format_mix_csv(result: RunResult) -> list[str]:
     return lines
 
 
-def mix_document(result: RunResult) -> dict[str, Any]:
+def mix_document(run: MixRun) -> dict[str, Any]:
     """The run's figures as JSON-compatible data (no NaN, no infinity)."""
-    options = result.metadata.get("mix", {})
-    open_loop = _open_loop(result)
+    open_loop = run.open_loop
     databases = []
-    for record in result.mix:
+    for record in run.records:
         rate = hit_rate(record)
         operations = []
         for row in summarize(record):
@@ -238,40 +232,37 @@ def mix_document(result: RunResult) -> dict[str, Any]:
             )
         databases.append(
             {
-                "database": record["database"],
-                "workload": record.get("workload", options.get("workload")),
-                "workers": record["concurrency"],
-                "seconds": _finite(record["seconds"]),
-                "rate_per_second": record.get("rate_per_second"),
-                "arrival": options.get("arrival") if open_loop else None,
+                "database": record.database,
+                "workload": record.workload or run.workload,
+                "workers": record.concurrency,
+                "seconds": _finite(record.seconds),
+                "rate_per_second": record.rate_per_second,
+                "arrival": run.arrival if open_loop else None,
                 "client_cache_hit_rate": _finite(rate, 6),
-                "client_cache_loads": (record.get("counters") or {}).get("loads"),
+                "client_cache_loads": record.counters.get("loads"),
                 "operations": operations,
-                "notes": mix_notes(record, result.metadata),
+                "notes": mix_notes(record, run),
             }
         )
     return {
         "format": "zodbshootout-mix-table",
         "version": MIX_TABLE_FORMAT_VERSION,
         "units": {"tx_per_second": "transactions per second", "latency": "milliseconds"},
-        "seed": options.get("seed"),
+        "seed": run.seed,
         "databases": databases,
         "not_measured": [
-            {"database": failure.database, "reason": failure.reason} for failure in result.failures
+            {"database": failure.database, "reason": failure.reason} for failure in run.failures
         ],
-        "interrupted": bool(result.interrupted),
+        "interrupted": run.interrupted,
     }
 
 
-def format_mix_json(result: RunResult) -> list[str]:
+def format_mix_json(run: MixRun) -> list[str]:
     """The run's document as indented JSON text, split into lines."""
-    return json.dumps(mix_document(result), indent=2, allow_nan=False).splitlines()
+    return json.dumps(mix_document(run), indent=2, allow_nan=False).splitlines()
 
 
 # --- Two runs or more: each changed run against the base ---------------------------------
-
-#: One comparison: its rows, the base's name, the changed run's name.
-MixComparison = tuple[list[MetricComparison], str, str]
 
 
 def metric_column(metric: str) -> str:
@@ -285,8 +276,8 @@ def format_mix_comparisons(
     """Every comparison of mix runs (each changed run against the base) in *format_name*."""
     if format_name == "table":
         lines: list[str] = []
-        for rows, base_name, changed_name in comparisons:
-            lines.extend(format_mix_comparison(rows, base_name, changed_name))
+        for c in comparisons:
+            lines.extend(format_mix_comparison(c.rows, c.base_name, c.changed_name))
         return lines
     if format_name == "csv":
         return _comparison_csv(comparisons)
@@ -294,17 +285,19 @@ def format_mix_comparisons(
         document = {
             "format": "zodbshootout-mix-comparison",
             "version": MIX_TABLE_FORMAT_VERSION,
-            "comparisons": [_comparison_document(*c) for c in comparisons],
+            "comparisons": [
+                _comparison_document(c.rows, c.base_name, c.changed_name) for c in comparisons
+            ],
         }
         return json.dumps(document, indent=1, allow_nan=False).splitlines()
     if format_name == "markdown":
         lines = []
-        for rows, base_name, changed_name in comparisons:
+        for c in comparisons:
             if lines:
                 lines.append("")
             if len(comparisons) > 1:
-                lines += [f"### {_escape(changed_name)} against {_escape(base_name)}", ""]
-            lines += _comparison_markdown(rows, base_name, changed_name)
+                lines += [f"### {_escape(c.changed_name)} against {_escape(c.base_name)}", ""]
+            lines += _comparison_markdown(c.rows, c.base_name, c.changed_name)
         return lines
     raise ValueError(f"unknown format {format_name!r}; choose from {', '.join(MIX_FORMATS)}")
 
@@ -364,13 +357,13 @@ def _comparison_csv(comparisons: list[MixComparison]) -> list[str]:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_COMPARISON_CSV_HEADER)
-    for rows, base_name, changed_name in comparisons:
-        for row in rows:
+    for c in comparisons:
+        for row in c.rows:
             entry = _comparison_entry(row)
             writer.writerow(
                 [
-                    base_name,
-                    changed_name,
+                    c.base_name,
+                    c.changed_name,
                     row.database,
                     row.operation,
                     entry["metric"],
@@ -416,14 +409,14 @@ def _comparison_document(
 _HISTORY_FIGURES = ("tx_per_second", "p50_ms", "p99_ms", "p99.9_ms", "max_ms")
 
 
-def _history_rows(runs: list[tuple[str, RunResult]]) -> list[tuple[str, str, list[Any]]]:
+def _history_rows(runs: list[tuple[str, MixRun]]) -> list[tuple[str, str, list[Any]]]:
     """(database, figure, value per run: None where the run did not measure it)."""
-    databases = list(dict.fromkeys(r["database"] for _name, run in runs for r in run.mix))
+    databases = list(dict.fromkeys(r.database for _name, run in runs for r in run.records))
     rows = []
     for database in databases:
         figures = []
         for _name, run in runs:
-            record = next((r for r in run.mix if r["database"] == database), None)
+            record = run.record(database)
             figures.append(
                 None if record is None else operation_figures(total_summary(record), False)
             )
@@ -432,9 +425,7 @@ def _history_rows(runs: list[tuple[str, RunResult]]) -> list[tuple[str, str, lis
     return rows
 
 
-def format_mix_history_as(
-    runs: list[tuple[str, RunResult]], format_name: str = "table"
-) -> list[str]:
+def format_mix_history_as(runs: list[tuple[str, MixRun]], format_name: str = "table") -> list[str]:
     """Saved mix runs side by side, oldest first (*runs*: column name, result), in *format_name*."""
     if format_name == "table":
         return format_mix_history(runs)

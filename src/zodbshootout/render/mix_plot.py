@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from zodbshootout.errors import UsageError
-from zodbshootout.mix.compare import MetricComparison, compare_mix
-from zodbshootout.mix.recorder import merge
-from zodbshootout.mix.stats import ALL, interval_series
 from zodbshootout.render.plot import _image_format, _pyplot, _save
-from zodbshootout.results.record import RunResult
+from zodbshootout.results.histogram import merge
+from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_compare import MetricComparison, compare_mix
+from zodbshootout.results.mix_stats import ALL, interval_series
 
 #: The percentiles the spectrum is drawn through.
 SPECTRUM = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999)
@@ -33,9 +33,9 @@ def _nines(percentile: float) -> float:
     return 1.0 / (1.0 - percentile / 100.0)
 
 
-def spectrum(record: dict[str, Any]) -> list[tuple[float, float]]:
+def spectrum(record: MixRecord) -> list[tuple[float, float]]:
     """(percentile, latency ms) of every operation of *record* together."""
-    histogram = merge([entry["latency"] for entry in record["operations"].values()])
+    histogram = merge([entry.latency for entry in record.operations.values()])
     count = histogram.get_total_count()
     if not count:
         return []
@@ -45,31 +45,30 @@ def spectrum(record: dict[str, Any]) -> list[tuple[float, float]]:
     return [(p, values[p] / 1000) for p in usable]
 
 
-def plot_mix(result: RunResult, path: str) -> None:
-    """Draw *result*'s spectrum and latency over time into *path* (.png, .svg, .pdf)."""
+def plot_mix(run: MixRun, path: str) -> None:
+    """Draw *run*'s spectrum and latency over time into *path* (.png, .svg, .pdf)."""
     _image_format(path)
-    if not result.mix:
+    if not run.records:
         raise UsageError("nothing to plot: no database of this mix run was measured")
     plt = _pyplot()
     figure, (top, middle, bottom) = plt.subplots(
         3, 1, figsize=(9, 11), gridspec_kw={"height_ratios": [2.2, 1.6, 1.0]}
     )
-    workload = result.metadata.get("mix", {}).get("workload", "mix")
-    figure.suptitle(f"zodbshootout mix: {workload}")
-    _spectrum_chart(top, result)
-    _time_charts(middle, bottom, result)
+    figure.suptitle(f"zodbshootout mix: {run.workload or 'mix'}")
+    _spectrum_chart(top, run)
+    _time_charts(middle, bottom, run)
     figure.tight_layout()
     _save(figure, path)
 
 
-def _spectrum_chart(axes: Any, result: RunResult) -> None:
+def _spectrum_chart(axes: Any, run: MixRun) -> None:
     widest = 1.0
-    for record in result.mix:
-        widest = max(widest, _spectrum_line(axes, record, label=record["database"]))
+    for record in run.records:
+        widest = max(widest, _spectrum_line(axes, record, label=record.database))
     _spectrum_axes(axes, widest)
 
 
-def _spectrum_line(axes: Any, record: dict[str, Any], **style: Any) -> float:
+def _spectrum_line(axes: Any, record: MixRecord, **style: Any) -> float:
     """Draw *record*'s spectrum; return its widest x (1 when it has no transaction)."""
     points = spectrum(record)
     if not points:
@@ -92,15 +91,15 @@ def _spectrum_axes(axes: Any, widest: float) -> None:
     axes.legend(fontsize="small")
 
 
-def _time_charts(latency_axes: Any, rate_axes: Any, result: RunResult) -> None:
-    for index, record in enumerate(result.mix):
+def _time_charts(latency_axes: Any, rate_axes: Any, run: MixRun) -> None:
+    for index, record in enumerate(run.records):
         color = f"C{index}"
-        seconds = record.get("interval_seconds") or 1.0
+        seconds = record.interval_length_seconds
         p99 = interval_series(record, "p99_ms")
         p50 = interval_series(record, "p50_ms")
         rate = interval_series(record, "per_second")
         times = [seconds * (i + 1) for i in range(len(rate))]
-        name = record["database"]
+        name = record.database
         if len(p99) == len(times):
             latency_axes.plot(times, p99, color=color, label=f"{name} p99")
         if len(p50) == len(times):
@@ -147,13 +146,12 @@ def _p99_changes(rows: list[MetricComparison]) -> dict[str, str]:
 
 
 def plot_mix_comparison(
-    base: RunResult, changed: RunResult, base_name: str, changed_name: str, path: str
+    base: MixRun, changed: MixRun, base_name: str, changed_name: str, path: str
 ) -> None:
     """Draw both runs' spectra and latency over time, per database both measured, into *path*."""
     _image_format(path)
     rows = compare_mix(base, changed)
-    theirs = {record["database"]: record for record in changed.mix}
-    pairs = [(r, theirs[r["database"]]) for r in base.mix if r["database"] in theirs]
+    pairs = [(r, other) for r in base.records if (other := changed.record(r.database)) is not None]
     if not pairs:
         raise UsageError(f"{base_name} and {changed_name} have no database in common")
     changes = _p99_changes(rows)
@@ -164,7 +162,7 @@ def plot_mix_comparison(
     figure.suptitle(f"zodbshootout mix: {changed_name} (dashed) against {base_name} (solid)")
     widest = 1.0
     for index, (ours, other) in enumerate(pairs):
-        name = ours["database"]
+        name = ours.database
         color = f"C{index}"
         widest = max(widest, _spectrum_line(top, ours, color=color, label=f"{name}: {base_name}"))
         label = f"{name}: {changed_name} ({changes.get(name, 'p99 -')})"
@@ -179,10 +177,10 @@ def plot_mix_comparison(
 
 
 def _over_time(
-    latency_axes: Any, rate_axes: Any, record: dict[str, Any], label: str, **style: Any
+    latency_axes: Any, rate_axes: Any, record: MixRecord, label: str, **style: Any
 ) -> None:
     """One run's p99 and throughput per interval."""
-    seconds = record.get("interval_seconds") or 1.0
+    seconds = record.interval_length_seconds
     rate = interval_series(record, "per_second")
     times = [seconds * (i + 1) for i in range(len(rate))]
     p99 = interval_series(record, "p99_ms")

@@ -22,6 +22,7 @@ from typing import Any
 from zodbshootout.errors import UsageError
 from zodbshootout.inputs import MAX_RESULT_BYTES, read_bytes
 from zodbshootout.outputfile import check_output_target, write_atomically
+from zodbshootout.results.mix import MixRecord
 from zodbshootout.results.record import Failure, Measurement, PhaseTiming, RunResult
 
 #: What the ``format`` key of every result file says.
@@ -252,14 +253,16 @@ def _check_names(document: dict[str, Any]) -> None:
 
 
 def _check_mix_record(record: Any, number: int) -> None:
-    """A mix record has the keys the renderers read (see zodbshootout.mix.runner)."""
+    """A mix record reads as the typed record every reader uses (zodbshootout.results.mix)."""
     if not isinstance(record, dict):
         raise ValueError(f"mix record {number} is not an object")
     for key in ("database", "concurrency", "seconds", "operations", "intervals"):
         if key not in record:
             raise ValueError(f"mix record {number} has no {key}")
-    if not isinstance(record["operations"], dict) or not isinstance(record["intervals"], list):
-        raise ValueError(f"mix record {number}: operations or intervals of the wrong type")
+    try:
+        MixRecord.from_data(record)
+    except ValueError as e:
+        raise ValueError(f"mix record {number}: {e}") from None
 
 
 def _check_shape(result: RunResult) -> None:

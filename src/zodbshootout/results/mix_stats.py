@@ -1,17 +1,16 @@
 """Statistics of a mix record: percentiles per operation, and trends across the intervals.
 
-Pure functions of the plain records :func:`zodbshootout.mix.runner.merge_reports`
-makes (and a result file holds); they decode the saved histograms, never
-measure anything.
+Pure functions of the typed records of :mod:`zodbshootout.results.mix`; they
+decode the saved histograms, never measure anything.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from zodbshootout.mix.recorder import merge
+from zodbshootout.results.histogram import merge
+from zodbshootout.results.mix import MixRecord, OperationTotals
 
 #: The percentiles every table shows (and compare compares).
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
@@ -42,19 +41,19 @@ class OperationSummary:
     lag_max_ms: float | None
 
 
-def _summary(name: str, entries: list[dict[str, Any]], seconds: float) -> OperationSummary:
-    latency = merge([e["latency"] for e in entries])
-    service_codes = [e["service"] for e in entries if e.get("service") is not None]
+def _summary(name: str, entries: list[OperationTotals], seconds: float) -> OperationSummary:
+    latency = merge([e.latency for e in entries])
+    service_codes = [e.service for e in entries if e.service is not None]
     service = merge(service_codes) if service_codes else None
-    count = sum(e["count"] for e in entries)
+    count = sum(e.count for e in entries)
     conflicts: dict[str, int] = {}
     failures: dict[str, int] = {}
     for e in entries:
-        for key, value in e["conflicts"].items():
+        for key, value in e.conflicts.items():
             conflicts[key] = conflicts.get(key, 0) + value
-        for key, value in e["failures"].items():
+        for key, value in e.failures.items():
             failures[key] = failures.get(key, 0) + value
-    lag_sum = sum(e["lag_sum_seconds"] for e in entries)
+    lag_sum = sum(e.lag_sum_seconds for e in entries)
     return OperationSummary(
         operation=name,
         transactions=count,
@@ -67,11 +66,11 @@ def _summary(name: str, entries: list[dict[str, Any]], seconds: float) -> Operat
             else None
         ),
         conflicts=dict(sorted(conflicts.items())),
-        retries=sum(e["retries"] for e in entries),
+        retries=sum(e.retries for e in entries),
         failures=dict(sorted(failures.items())),
         lag_mean_ms=lag_sum / count * 1000 if service is not None and count else None,
         lag_max_ms=(
-            max(e["lag_max_seconds"] for e in entries) * 1000 if service is not None else None
+            max(e.lag_max_seconds for e in entries) * 1000 if service is not None else None
         ),
     )
 
@@ -80,31 +79,35 @@ def _ms(microseconds: float, count: int) -> float:
     return microseconds / 1000 if count else math.nan
 
 
-def summarize(record: dict[str, Any]) -> list[OperationSummary]:
+def summarize(record: MixRecord) -> list[OperationSummary]:
     """One summary per operation of *record*, then ``all`` (every operation together)."""
-    operations = record["operations"]
-    seconds = record["seconds"]
+    operations = record.operations
+    seconds = record.seconds
     rows = [_summary(op, [entry], seconds) for op, entry in operations.items()]
     if len(operations) > 1:
         rows.append(_summary(ALL, list(operations.values()), seconds))
     return rows
 
 
-def total_summary(record: dict[str, Any]) -> OperationSummary:
+def total_summary(record: MixRecord) -> OperationSummary:
     """Every operation of *record* together."""
-    return _summary(ALL, list(record["operations"].values()), record["seconds"])
+    return _summary(ALL, list(record.operations.values()), record.seconds)
 
 
-def interval_series(record: dict[str, Any], what: str) -> list[float]:
-    """Per-interval values: ``per_second`` (transactions ÷ interval) or ``p99_ms`` etc."""
-    seconds = record.get("interval_seconds") or 1.0
-    values = []
-    for interval in record["intervals"]:
-        if what == "per_second":
-            values.append(interval["transactions"] / seconds)
-        elif interval.get(what.replace("_ms", "_us")) is not None:
-            values.append(interval[what.replace("_ms", "_us")] / 1000)
-    return values
+#: The per-interval series :func:`interval_series` knows: latencies in milliseconds.
+_LATENCIES = {"p50_ms": "p50_us", "p99_ms": "p99_us", "max_ms": "max_us"}
+
+
+def interval_series(record: MixRecord, what: str) -> list[float]:
+    """Per-interval values: ``per_second`` (transactions ÷ interval) or ``p99_ms`` etc.
+
+    An interval without a transaction has no latency: it is left out of a latency series.
+    """
+    seconds = record.interval_length_seconds
+    if what == "per_second":
+        return [interval.transactions / seconds for interval in record.intervals]
+    values = [getattr(interval, _LATENCIES[what]) for interval in record.intervals]
+    return [value / 1000 for value in values if value is not None]
 
 
 def trend(values: list[float]) -> tuple[float, float] | None:
@@ -127,7 +130,7 @@ def trend(values: list[float]) -> tuple[float, float] | None:
     return slope * (n - 1) / mean_y, sxy / math.sqrt(sxx * syy)
 
 
-def trend_warnings(record: dict[str, Any]) -> list[str]:
+def trend_warnings(record: MixRecord) -> list[str]:
     """What drifted across the run (throughput or p99), in words; empty when nothing did."""
     warnings = []
     for what, label in (("per_second", "throughput"), ("p99_ms", "p99 latency")):
@@ -138,18 +141,17 @@ def trend_warnings(record: dict[str, Any]) -> list[str]:
         if abs(change) >= TREND_CHANGE and abs(r) >= TREND_CORRELATION:
             direction = "rose" if change > 0 else "fell"
             warnings.append(
-                f"{record['database']}: {label} {direction} by {abs(change):.0%} across the "
-                f"run (r={r:.2f} over {len(record['intervals'])} intervals): the database "
+                f"{record.database}: {label} {direction} by {abs(change):.0%} across the "
+                f"run (r={r:.2f} over {len(record.intervals)} intervals): the database "
                 "did not reach a steady state; run longer (--duration), warm up longer "
                 "(--warmup), or look for what grows (caches, files, server memory)"
             )
     return warnings
 
 
-def hit_rate(record: dict[str, Any]) -> float | None:
+def hit_rate(record: MixRecord) -> float | None:
     """The storage client cache's share of the loads that reached the storage, or None."""
-    counters = record.get("counters") or {}
-    hits, loads = counters.get("cache_hits"), counters.get("loads")
+    hits, loads = record.counters.get("cache_hits"), record.counters.get("loads")
     if hits is None or not loads:
         return None
     return float(hits) / loads
@@ -163,15 +165,15 @@ class Integrity:
     lost: int  # committed, but not in the database
 
 
-def integrity(record: dict[str, Any]) -> Integrity | None:
+def integrity(record: MixRecord) -> Integrity | None:
     """What the check after the run found; None for records saved before it existed.
 
     A commit that failed with an error other than a conflict may have
     committed (``uncertain_increments``): those changes are neither stray nor lost.
     """
-    found = record.get("changes_found")
+    found = record.changes_found
     if found is None:
         return None
-    committed = record["increments"] + record["warmup_increments"]
-    uncertain = record.get("uncertain_increments", 0)
+    committed = record.increments + record.warmup_increments
+    uncertain = record.uncertain_increments
     return Integrity(stray=max(0, found - committed - uncertain), lost=max(0, committed - found))

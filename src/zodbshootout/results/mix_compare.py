@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from zodbshootout.mix.stats import ALL, PERCENTILES, OperationSummary, interval_series, summarize
 from zodbshootout.results.compare import holm_adjust
-from zodbshootout.results.record import RunResult
+from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_stats import (
+    ALL,
+    PERCENTILES,
+    OperationSummary,
+    interval_series,
+    summarize,
+)
 from zodbshootout.results.stats import welch_t_test
 
 #: Significance level of a flagged change (after the Holm correction).
@@ -74,13 +79,12 @@ def _values(row: OperationSummary) -> dict[str, float]:
     return values
 
 
-def compare_mix(base: RunResult, changed: RunResult) -> list[MetricComparison]:
+def compare_mix(base: MixRun, changed: MixRun) -> list[MetricComparison]:
     """Every metric of every operation of the databases both runs measured."""
-    theirs = {record["database"]: record for record in changed.mix}
     rows: list[MetricComparison] = []
     tests: list[tuple[int, float]] = []  # (index in rows, raw p)
-    for ours in base.mix:
-        other = theirs.get(ours["database"])
+    for ours in base.records:
+        other = changed.record(ours.database)
         if other is not None:
             _compare_database(ours, other, rows, tests)
     adjusted = holm_adjust([p for _index, p in tests])
@@ -97,14 +101,14 @@ _TESTED = {THROUGHPUT: "per_second", "p99": "p99_ms"}
 
 
 def _compare_database(
-    ours: dict[str, Any],
-    other: dict[str, Any],
+    ours: MixRecord,
+    other: MixRecord,
     rows: list[MetricComparison],
     tests: list[tuple[int, float]],
 ) -> None:
     """Append one database's rows; note the tests of its whole-run rows in *tests*."""
     changed_rows = {row.operation: row for row in summarize(other)}
-    single = len(ours["operations"]) == 1
+    single = len(ours.operations) == 1
     for row in summarize(ours):
         if row.operation not in changed_rows:
             continue
@@ -119,8 +123,17 @@ def _compare_database(
                 if test is not None:
                     tests.append((len(rows), test.p_value))
             rows.append(
-                MetricComparison(ours["database"], row.operation, metric, value, after[metric])
+                MetricComparison(ours.database, row.operation, metric, value, after[metric])
             )
+
+
+@dataclass(frozen=True)
+class MixComparison:
+    """A changed mix run against the base: every row of :func:`compare_mix`, and the runs' names."""
+
+    rows: list[MetricComparison]
+    base_name: str
+    changed_name: str
 
 
 def slower_p99(rows: list[MetricComparison], percent: float) -> list[MetricComparison]:

@@ -1,0 +1,349 @@
+"""A mix run's results: per database, per operation and per interval, as typed records.
+
+The workers' reports are merged here into one plain record per database
+(:func:`merge_reports`), which the runner appends to ``RunResult.mix`` and a
+result file holds as it is.  Everything that reads a mix run reads it
+through the typed, immutable records below (:meth:`MixRun.of`), so that
+their shape is written down once: a database's :class:`MixRecord` holds an
+:class:`OperationTotals` per operation and an :class:`Interval` per interval.
+Their statistics are pure functions in :mod:`zodbshootout.results.mix_stats`.
+
+Records saved by earlier versions lack some keys (a check of the dataset
+after the run, uncertain increments, counters): those read as their
+defaults, which every reader treats as "not recorded".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from zodbshootout.results.histogram import encode, merge
+from zodbshootout.results.record import Failure, RunResult
+
+
+def _int(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} is not a whole number")
+    return value
+
+
+def _number(data: Mapping[str, Any], key: str, default: float | None = None) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{key} is not a number")
+    return float(value)
+
+
+def _optional_number(data: Mapping[str, Any], key: str) -> float | None:
+    return None if data.get(key) is None else _number(data, key)
+
+
+def _counts(data: Mapping[str, Any], key: str) -> dict[str, int]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict) or not all(
+        isinstance(count, int) and not isinstance(count, bool) for count in value.values()
+    ):
+        raise ValueError(f"{key} is not a count by class")
+    return dict(value)
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{key} is not text")
+    return value
+
+
+@dataclass(frozen=True)
+class OperationTotals:
+    """One operation's committed transactions in one database, every worker together.
+
+    Latencies are HdrHistograms of whole microseconds in their string
+    encoding ("" when empty); ``service`` only in an open loop (--rate),
+    where ``latency`` counts from each transaction's intended start.
+    """
+
+    count: int
+    latency: str
+    service: str | None = None
+    #: Every transient error, by exception class; retries are attempts after the first.
+    conflicts: Mapping[str, int] = field(default_factory=dict)
+    retries: int = 0
+    #: Transactions given up, by their last error's class.
+    failures: Mapping[str, int] = field(default_factory=dict)
+    lag_sum_seconds: float = 0.0
+    lag_max_seconds: float = 0.0
+
+    @classmethod
+    def from_data(cls, data: Any) -> OperationTotals:
+        """The record a result file holds; a ValueError names what is wrong with it."""
+        if not isinstance(data, dict):
+            raise ValueError("an operation is not an object")
+        latency = _text(data, "latency") or ""
+        return cls(
+            count=_int(data, "count"),
+            latency=latency,
+            service=_text(data, "service"),
+            conflicts=_counts(data, "conflicts"),
+            retries=_int(data, "retries", 0),
+            failures=_counts(data, "failures"),
+            lag_sum_seconds=_number(data, "lag_sum_seconds", 0.0),
+            lag_max_seconds=_number(data, "lag_max_seconds", 0.0),
+        )
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One interval of the run, every worker and operation together (latencies in µs)."""
+
+    transactions: int
+    p50_us: float | None = None
+    p99_us: float | None = None
+    max_us: float | None = None
+
+    @classmethod
+    def from_data(cls, data: Any) -> Interval:
+        if not isinstance(data, dict):
+            raise ValueError("an interval is not an object")
+        return cls(
+            transactions=_int(data, "transactions"),
+            p50_us=_optional_number(data, "p50_us"),
+            p99_us=_optional_number(data, "p99_us"),
+            max_us=_optional_number(data, "max_us"),
+        )
+
+
+@dataclass(frozen=True)
+class MixRecord:
+    """One database's mix run: its operations, its intervals, and what the check after found."""
+
+    database: str
+    concurrency: int
+    seconds: float  # the measured duration
+    operations: Mapping[str, OperationTotals]  # in the workload's table order
+    intervals: tuple[Interval, ...]
+    workload: str | None = None  # None in records of runs before it was recorded
+    rate_per_second: float | None = None  # None: a closed loop
+    interval_seconds: float | None = None
+    #: Scheduled transactions that never started before the end (an open loop fell behind).
+    unstarted: int = 0
+    #: Object changes committed in the measured run and in the warm-up.
+    increments: int = 0
+    warmup_increments: int = 0
+    #: Changes in commits that failed with an error other than a conflict.
+    uncertain_increments: int = 0
+    inserted: int = 0
+    #: The storage's load counters over the run (None where a counter was not read).
+    counters: Mapping[str, int | None] = field(default_factory=dict)
+    #: The dataset before the run: objects present and written (untimed).
+    dataset: Mapping[str, Any] | None = None
+    #: The object changes the database held after the run; None before that check existed.
+    changes_found: int | None = None
+
+    @classmethod
+    def from_data(cls, data: Any) -> MixRecord:
+        """The record a result file holds; a ValueError names what is wrong with it."""
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        operations = data.get("operations")
+        intervals = data.get("intervals")
+        if not isinstance(operations, dict) or not isinstance(intervals, list):
+            raise ValueError("operations or intervals of the wrong type")
+        counters = data.get("counters") or {}
+        dataset = data.get("dataset")
+        if not isinstance(counters, dict) or not isinstance(dataset, dict | None):
+            raise ValueError("counters or dataset of the wrong type")
+        database = _text(data, "database")
+        if database is None:
+            raise ValueError("no database")
+        found = data.get("changes_found")
+        return cls(
+            database=database,
+            concurrency=_int(data, "concurrency"),
+            seconds=_number(data, "seconds"),
+            operations={str(op): OperationTotals.from_data(e) for op, e in operations.items()},
+            intervals=tuple(Interval.from_data(interval) for interval in intervals),
+            workload=_text(data, "workload"),
+            rate_per_second=_optional_number(data, "rate_per_second"),
+            interval_seconds=_optional_number(data, "interval_seconds"),
+            unstarted=_int(data, "unstarted", 0),
+            increments=_int(data, "increments", 0),
+            warmup_increments=_int(data, "warmup_increments", 0),
+            uncertain_increments=_int(data, "uncertain_increments", 0),
+            inserted=_int(data, "inserted", 0),
+            counters=counters,
+            dataset=dataset,
+            changes_found=None if found is None else _int(data, "changes_found"),
+        )
+
+    @property
+    def open_loop(self) -> bool:
+        """Run at a target rate (--rate): latencies count from the intended start."""
+        return self.rate_per_second is not None
+
+    @property
+    def interval_length_seconds(self) -> float:
+        """Seconds per interval (1 where a record doesn't say)."""
+        return self.interval_seconds or 1.0
+
+
+@dataclass(frozen=True)
+class MixRun:
+    """A mix run as its tables, charts and comparisons read it."""
+
+    records: tuple[MixRecord, ...]
+    #: Databases that could not be measured, and why.
+    failures: tuple[Failure, ...] = ()
+    interrupted: bool = False
+    #: The run's options (``metadata.mix``), as far as the output names them.
+    workload: str | None = None
+    arrival: str | None = None
+    seed: int | None = None
+    #: With --hosts: per database, the host each worker ran on.
+    worker_hosts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: With --hosts: per database, how far apart the workers started measuring (seconds).
+    skews: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, result: RunResult) -> MixRun:
+        """*result*'s mix records, typed; a ValueError for a record of the wrong shape."""
+        metadata = result.metadata
+        options = metadata.get("mix") or {}
+        workers = metadata.get("mix_workers") or {}
+        skews: dict[str, tuple[float, ...]] = {}
+        for skew in metadata.get("barrier_skew") or []:
+            if skew.get("phase") == "mix" and skew.get("skew_seconds") is not None:
+                database = str(skew.get("database"))
+                skews[database] = (*skews.get(database, ()), float(skew["skew_seconds"]))
+        return cls(
+            records=tuple(MixRecord.from_data(record) for record in result.mix),
+            failures=tuple(result.failures),
+            interrupted=bool(result.interrupted),
+            workload=options.get("workload"),
+            arrival=options.get("arrival"),
+            seed=options.get("seed"),
+            worker_hosts={
+                str(name): tuple(
+                    str(place.get("host")) for place in placed.values() if isinstance(place, dict)
+                )
+                for name, placed in workers.items()
+                if isinstance(placed, dict) and placed
+            },
+            skews=skews,
+        )
+
+    @property
+    def open_loop(self) -> bool:
+        """Some database ran at a target rate (--rate)."""
+        return any(record.open_loop for record in self.records)
+
+    def record(self, database: str) -> MixRecord | None:
+        """The record of *database*, or None when the run did not measure it."""
+        return next((r for r in self.records if r.database == database), None)
+
+    def hosts_of(self, database: str) -> Counter[str]:
+        """With --hosts: how many workers of *database* ran on each host (empty otherwise)."""
+        return Counter(self.worker_hosts.get(database, ()))
+
+
+# --- Merging the workers' reports ----------------------------------------------------
+
+
+class _Workload(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def operations(self) -> tuple[str, ...]: ...
+
+
+class MixSchedule(Protocol):
+    """What :func:`merge_reports` needs of a mix plan (zodbshootout.mix.worker.MixPlan)."""
+
+    @property
+    def workload(self) -> _Workload: ...
+
+    @property
+    def rate_per_second(self) -> float | None: ...
+
+    @property
+    def interval_seconds(self) -> float: ...
+
+
+def merge_reports(
+    name: str, reports: list[dict[str, Any]], plan: MixSchedule, workers: int
+) -> dict[str, Any]:
+    """The workers' reports as one record of the database (plain data, for the result)."""
+    operations: dict[str, dict[str, Any]] = {}
+    for op in plan.workload.operations:
+        entries = [report["operations"][op] for report in reports]
+        service = [e["service"] for e in entries if e["service"] is not None]
+        operations[op] = {
+            "count": sum(e["count"] for e in entries),
+            "latency": encode(merge([e["latency"] for e in entries])),
+            "service": encode(merge(service)) if service else None,
+            "conflicts": _sum_counts(e["conflicts"] for e in entries),
+            "retries": sum(e["retries"] for e in entries),
+            "failures": _sum_counts(e["failures"] for e in entries),
+            "lag_sum_seconds": sum(e["lag_sum_seconds"] for e in entries),
+            "lag_max_seconds": max(e["lag_max_seconds"] for e in entries),
+        }
+    return {
+        "database": name,
+        "workload": plan.workload.name,
+        "concurrency": workers,
+        "rate_per_second": plan.rate_per_second,
+        "interval_seconds": plan.interval_seconds,
+        "seconds": max(report["seconds"] for report in reports),
+        "operations": operations,
+        "intervals": _merge_intervals(reports),
+        "unstarted": sum(report["unstarted"] for report in reports),
+        "increments": sum(report["increments"] for report in reports),
+        "warmup_increments": sum(report["warmup_increments"] for report in reports),
+        "uncertain_increments": sum(report["uncertain_increments"] for report in reports),
+        "inserted": sum(report["inserted"] for report in reports),
+        "counters": _sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
+    }
+
+
+def _sum_counts(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for count in counts:
+        for key, value in count.items():
+            total[key] = total.get(key, 0) + value
+    return dict(sorted(total.items()))
+
+
+def _sum_counters(counters: list[dict[str, int | None]]) -> dict[str, int | None]:
+    total: dict[str, int | None] = {}
+    for counter in counters:
+        for key, value in counter.items():
+            before = total.get(key, 0)
+            total[key] = None if value is None or before is None else before + value
+    return total
+
+
+def _merge_intervals(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Interval i of every worker added up: transactions and latency percentiles (µs).
+
+    Only intervals every worker finished are kept.
+    """
+    count = min(len(report["intervals"]) for report in reports)
+    merged = []
+    for index in range(count):
+        entries = [report["intervals"][index] for report in reports]
+        union = merge([histogram for _n, histogram in entries])
+        transactions = sum(n for n, _h in entries)
+        merged.append(
+            {
+                "transactions": transactions,
+                "p50_us": union.get_value_at_percentile(50.0) if transactions else None,
+                "p99_us": union.get_value_at_percentile(99.0) if transactions else None,
+                "max_us": union.get_max_value() if transactions else None,
+            }
+        )
+    return merged
