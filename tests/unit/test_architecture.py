@@ -129,8 +129,8 @@ BASE = {"errors", "faults", "inputs", "outputfile", "reasons", "redact", ""}
 MAY_IMPORT = {
     "results": set(),
     "render": {"results"},
-    # Trace records and replays; its chart draws with render's matplotlib set-up.
-    "cachesim": {"render", "results"},
+    # Trace records and replays, into results' records (render/ draws them).
+    "cachesim": {"results"},
     # RunOptions checks phase names and object shapes against their owners'
     # records (the one edge that points up the flow; lazy at run time).
     "config": {"results", "phases", "workload"},

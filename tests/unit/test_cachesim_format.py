@@ -8,16 +8,9 @@ import json
 
 import pytest
 
-from zodbshootout.cachesim.policies import Outcome
-from zodbshootout.cachesim.replay import (
-    GroupReport,
-    HitCount,
-    Simulation,
-    group_name,
-    parse_policies,
-    parse_sizes,
-)
-from zodbshootout.cachesim.table import format_simulation, format_size
+from zodbshootout.cachesim.replay import group_name, parse_policies, parse_sizes
+from zodbshootout.render.cachesim import format_simulation, format_size
+from zodbshootout.results.cachesim import GroupReport, HitCount, Outcome, Simulation
 
 
 def test_sizes_are_powers_of_1024_like_zconfig():
@@ -79,7 +72,9 @@ def _simulation() -> Simulation:
         "spc",
         simulated={("zeo", 65536): Outcome(4, 0, 1.0), ("lru", 65536): Outcome(4, 4, 2.0)},
     )
-    return Simulation([zeo, spc], [65536], ["zeo", "lru"], {"zeo": "6.2", "lru": "5.5"}, [])
+    versions = {"zeo": "6.2", "lru": "5.5"}
+    packages = {"zeo": "ZEO", "lru": "cachetools"}
+    return Simulation([zeo, spc], [65536], ["zeo", "lru"], versions, [], packages)
 
 
 def test_table_has_the_seeds_columns_and_an_actual_row_under_its_policy():

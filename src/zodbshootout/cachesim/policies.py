@@ -30,24 +30,11 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from zodbshootout.cachesim.records import INVALIDATE, READ, Access
+from zodbshootout.results.cachesim import Outcome
 
 #: The smallest cache simulated: below it ZEO's simulation can't hold one
 #: ordinary object and RelStorage's generations round to nothing.
 MIN_SIZE_BYTES = 16 << 10
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One replay: loads, the hits among them, and the replay's wall time."""
-
-    loads: int
-    hits: int
-    seconds: float
-
-    @property
-    def hit_rate(self) -> float | None:
-        """hits ÷ loads, or None without loads."""
-        return self.hits / self.loads if self.loads else None
 
 
 class _Replay:

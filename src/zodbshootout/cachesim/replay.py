@@ -20,12 +20,12 @@ import argparse
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from zodbshootout.cachesim.policies import MIN_SIZE_BYTES, POLICIES, Outcome
+from zodbshootout.cachesim.policies import MIN_SIZE_BYTES, POLICIES
 from zodbshootout.cachesim.records import Trace, read_trace
 from zodbshootout.errors import UsageError
 from zodbshootout.outputfile import written_name
+from zodbshootout.results.cachesim import GroupReport, HitCount, Outcome, Simulation
 
 MB = 1 << 20
 
@@ -37,49 +37,6 @@ DEFAULT_POLICIES = ("zeo", "relstorage", "lru")
 
 #: A trace file's name under --cache-trace DIR (see probes.cache_trace.trace_path).
 _RUN_TRACE = re.compile(r"^(?P<group>.+-n\d+-c\d+)-r\d+-(?P<stage>[a-z]+)-w\d+\.trace$")
-
-
-@dataclass(frozen=True)
-class HitCount:
-    """Loads and how many of them a cache answered."""
-
-    loads: int
-    hits: int
-
-    @property
-    def hit_rate(self) -> float | None:
-        """hits ÷ loads, or None without loads."""
-        return self.hits / self.loads if self.loads else None
-
-    def __add__(self, other: HitCount) -> HitCount:
-        return HitCount(self.loads + other.loads, self.hits + other.hits)
-
-
-@dataclass
-class GroupReport:
-    """One trace, or one database's stage: the traced cache and a replay per policy and size."""
-
-    name: str
-    files: list[str]
-    format: str  # "zeo" or "spc"
-    kind: str | None = None  # the traced storage's kind ("zeo", "relstorage")
-    actual: HitCount | None = None
-    actual_size_bytes: int | None = None  # the traced cache's size, when it said
-    #: phase -> the traced cache's counts inside it (traces with phase markers)
-    actual_phases: dict[str, HitCount] = field(default_factory=dict)
-    #: (policy, size in bytes) -> the summed outcome over the group's files
-    simulated: dict[tuple[str, int], Outcome] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Simulation:
-    """What ``cachesim`` found: the groups, the sizes and policies, the libraries' versions."""
-
-    groups: list[GroupReport]
-    sizes_bytes: list[int]
-    policies: list[str]
-    versions: dict[str, str]
-    skipped: list[str]  # warnings: files in a directory that were no traces
 
 
 def simulate(
@@ -105,6 +62,7 @@ def simulate(
         list(policies),
         {name: POLICIES[name].version() for name in policies},
         skipped,
+        {name: POLICIES[name].package for name in policies},
     )
 
 

@@ -333,16 +333,16 @@ def _history(args: argparse.Namespace) -> int:
 
 def _cachesim(args: argparse.Namespace) -> int:
     from zodbshootout.cachesim.replay import simulate
-    from zodbshootout.cachesim.table import format_simulation
+    from zodbshootout.render.cachesim import format_simulation
 
     if args.plot:
-        from zodbshootout.cachesim.plot import check_plot_target
+        from zodbshootout.render.cachesim_plot import check_plot_target
 
         check_plot_target(args.plot)  # before the replays, which may take long
     simulation = simulate(args.traces, sorted(set(args.sizes)), args.policy)
     _warn("cachesim", simulation.skipped, args.quiet)
     if args.plot:
-        from zodbshootout.cachesim.plot import plot_simulation
+        from zodbshootout.render.cachesim_plot import plot_simulation
 
         plot_simulation(simulation, args.plot)
         if not args.quiet:

@@ -13,8 +13,7 @@ import io
 import json
 from typing import Any
 
-from zodbshootout.cachesim.policies import POLICIES
-from zodbshootout.cachesim.replay import GroupReport, Simulation
+from zodbshootout.results.cachesim import GroupReport, Simulation
 
 #: Which policy simulates the cache of which traced storage kind.
 POLICY_OF_KIND = {"zeo": "zeo", "relstorage": "relstorage"}
@@ -98,8 +97,9 @@ def _document(simulation: Simulation, rows: list[dict[str, Any]]) -> dict[str, A
 
 
 def _notes(simulation: Simulation) -> list[str]:
+    packages = simulation.packages
     versions = ", ".join(
-        f"{p}: {POLICIES[p].package} {v}" if p in POLICIES else f"{p}: {v}"
+        f"{p}: {packages[p]} {v}" if p in packages else f"{p}: {v}"
         for p, v in simulation.versions.items()
     )
     notes = [f"versions: {versions}"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zodbshootout.cachesim.replay import Simulation
 from zodbshootout.render import plot as charts
+from zodbshootout.results.cachesim import Simulation
 
 
 def check_plot_target(path: str) -> None:
