@@ -24,6 +24,7 @@ import time
 import pytest
 
 from zodbshootout.cli import entry as cli
+from zodbshootout.cli.measure import _run
 from zodbshootout.config.loader import load_config
 from zodbshootout.config.options import RunOptions
 
@@ -251,7 +252,7 @@ def test_a_real_run_redraws_its_progress_at_least_once_a_second(write_config, da
     config = load_config(write_config(configs.filestorage("fs")), data_dir)
     options = RunOptions(object_counts=(10000,), concurrencies=(1,), repetitions=1)
     started = time.monotonic()
-    result = cli._run(config, options, quiet=False, console=console)
+    result = _run(config, options, quiet=False, console=console)
     finished = time.monotonic()
     assert result.complete
     duration = finished - started

@@ -295,11 +295,7 @@ def test_the_switch_finder_finds_switches():
 MAX_FUNCTION_LINES = 60
 
 #: Declarative argparse code: one add_argument after another, nothing to split.
-ARGPARSE_BUILDERS = {
-    "zodbshootout.cli.arguments.build_parser",
-    "zodbshootout.cli.subcommand_parser.build_subcommand_parser",
-    "zodbshootout.cli.mix.add_arguments",
-}
+ARGPARSE_BUILDERS = {"zodbshootout.cli.arguments.build_parser"}
 
 
 def long_functions_in(module, tree):

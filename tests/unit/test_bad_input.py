@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from zodbshootout import faults
 from zodbshootout.cli import entry as cli
+from zodbshootout.cli.measure import exit_code
 from zodbshootout.config.loader import ConfigError, load_config
 from zodbshootout.database.drivers import describe_open_error
 from zodbshootout.redact import RedactingFilter
@@ -202,25 +203,25 @@ def result_with(databases, failed=(), refused=(), setup_failed=(), measured=Fals
 
 def test_exit_2_only_when_no_database_could_be_used():
     alone = result_with(["a"], failed=["a"], setup_failed=["a"])
-    assert cli.exit_code(alone) == cli.EXIT_USAGE
+    assert exit_code(alone) == cli.EXIT_USAGE
     refused_and_unreachable = result_with(
         ["a", "b"], failed=["a", "b"], refused=["a"], setup_failed=["a", "b"]
     )
-    assert cli.exit_code(refused_and_unreachable) == cli.EXIT_USAGE
+    assert exit_code(refused_and_unreachable) == cli.EXIT_USAGE
     one_of_two = result_with(["a", "b"], failed=["b"], setup_failed=["b"], measured=True)
-    assert cli.exit_code(one_of_two) == cli.EXIT_CELLS_FAILED
+    assert exit_code(one_of_two) == cli.EXIT_CELLS_FAILED
     failed_in_a_stage = result_with(["a"], failed=["a"])
-    assert cli.exit_code(failed_in_a_stage) == cli.EXIT_CELLS_FAILED
-    assert cli.exit_code(result_with(["a"], measured=True)) == cli.EXIT_OK
+    assert exit_code(failed_in_a_stage) == cli.EXIT_CELLS_FAILED
+    assert exit_code(result_with(["a"], measured=True)) == cli.EXIT_OK
 
 
 def test_interrupted_runs_exit_with_the_signal_that_stopped_them():
     result = result_with(["a"], measured=True)
     result.interrupted = True
     result.signal = "SIGTERM"
-    assert cli.exit_code(result) == cli.EXIT_SIGTERM
+    assert exit_code(result) == cli.EXIT_SIGTERM
     result.signal = "SIGINT"
-    assert cli.exit_code(result) == cli.EXIT_SIGINT
+    assert exit_code(result) == cli.EXIT_SIGINT
 
 
 # --- the fault hook and log redaction ----------------------------------------
@@ -339,7 +340,7 @@ def test_generated_configurations_load_or_fail_cleanly(text):
 
 
 def test_optional_option_values_leave_phase_names_alone(tmp_path):
-    from zodbshootout.cli.entry import bind_optional_values
+    from zodbshootout.cli.arguments import bind_optional_values
 
     config = tmp_path / "c.conf"
     config.write_text("")

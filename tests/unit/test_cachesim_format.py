@@ -9,7 +9,8 @@ import json
 import pytest
 
 from zodbshootout.cachesim.replay import group_name, parse_policies, parse_sizes
-from zodbshootout.render.cachesim import format_simulation, format_size
+from zodbshootout.render.cachesim import format_size
+from zodbshootout.render.formats import get_format
 from zodbshootout.results.cachesim import GroupReport, HitCount, Outcome, Simulation
 
 
@@ -78,7 +79,7 @@ def _simulation() -> Simulation:
 
 
 def test_table_has_the_seeds_columns_and_an_actual_row_under_its_policy():
-    assert format_simulation(_simulation(), "table") == [
+    assert get_format("table").simulation(_simulation()) == [
         "Trace                  Cache size  Loads  Hits zeo  Hits lru  Time zeo  Time lru",
         "--------------------------------------------------------------------------------",
         "zeo_fs-n10-c1 read  actual 20 MiB     10    50.0 %",
@@ -92,7 +93,7 @@ def test_table_has_the_seeds_columns_and_an_actual_row_under_its_policy():
 
 
 def test_csv_has_numbers_in_cells():
-    rows = list(csv.reader(format_simulation(_simulation(), "csv")))
+    rows = list(csv.reader(get_format("csv").simulation(_simulation())))
     assert rows[0] == [
         "trace",
         "source",
@@ -117,7 +118,7 @@ def test_csv_has_numbers_in_cells():
 
 
 def test_json_keeps_the_versions_and_each_phases_actual_counts():
-    document = json.loads("\n".join(format_simulation(_simulation(), "json")))
+    document = json.loads("\n".join(get_format("json").simulation(_simulation())))
     assert document["versions"] == {"zeo": "6.2", "lru": "5.5"}
     actual = document["rows"][0]
     assert actual["source"] == "actual"
@@ -127,7 +128,7 @@ def test_json_keeps_the_versions_and_each_phases_actual_counts():
 
 
 def test_markdown_is_a_table_with_notes():
-    lines = format_simulation(_simulation(), "markdown")
+    lines = get_format("markdown").simulation(_simulation())
     assert lines[0] == "| Trace | Cache size | Loads | Hits zeo | Hits lru | Time zeo | Time lru |"
     assert lines[1] == "|---|---:|---:|---:|---:|---:|---:|"
     assert lines[-2] == "- versions: zeo: ZEO 6.2, lru: cachetools 5.5"

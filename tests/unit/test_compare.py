@@ -10,7 +10,8 @@ import pytest
 from sample_run import busy_result, sample_result, with_noise
 
 from zodbshootout.errors import UsageError
-from zodbshootout.render.comparison import format_comparisons, format_ratio, format_table
+from zodbshootout.render.comparison import format_ratio
+from zodbshootout.render.formats import get_format
 from zodbshootout.results.compare import (
     compare_results,
     detectable_difference,
@@ -29,6 +30,11 @@ def test_ratio_in_words(ratio, text):
     assert format_ratio(ratio) == text
 
 
+def shown(comparison, format_name="table"):
+    """*comparison* as the format *format_name* prints it."""
+    return get_format(format_name).comparisons([comparison])
+
+
 def test_holm_multiplies_the_smallest_p_by_the_number_of_tests_and_stays_monotone():
     # Sorted: 0.01*3 = 0.03, 0.02*2 = 0.04, 0.04*1 = 0.04 (kept at least the previous).
     assert holm_adjust([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
@@ -42,7 +48,7 @@ def test_a_run_compared_with_itself_differs_nowhere():
     assert len(measured) == 5
     assert all(c.ratio == 1.0 and c.significant is False for c in measured)
     assert comparison.geometric_mean == pytest.approx(1.0)
-    assert format_table(comparison)[-1] == "0 of 5 tested cells differ significantly."
+    assert shown(comparison)[-1] == "0 of 5 tested cells differ significantly."
 
 
 def test_a_real_change_is_significant_and_noise_is_not():
@@ -80,7 +86,7 @@ def test_comparison_matches_golden():
     comparison = compare_results(
         sample_result(), changed, base_name="a.json", changed_name="b.json"
     )
-    lines = format_table(comparison)
+    lines = shown(comparison)
     assert "\n".join(lines) + "\n" == (GOLDEN / "compare.txt").read_text()
 
 
@@ -89,7 +95,7 @@ def test_markdown_is_a_table_with_a_summary_row():
     comparison = compare_results(
         sample_result(), changed, base_name="a.json", changed_name="b.json"
     )
-    lines = format_comparisons([comparison], "markdown")
+    lines = shown(comparison, "markdown")
     assert "\n".join(lines) + "\n" == (GOLDEN / "compare.md").read_text()
     # Rendered by a real CommonMark parser with GitHub's table extension.
     from markdown_it import MarkdownIt
@@ -104,13 +110,13 @@ def test_markdown_is_a_table_with_a_summary_row():
 
 def test_csv_and_json_carry_every_cell_and_the_geometric_mean():
     comparison = compare_results(sample_result(), sample_result(scale={"add": 0.5}))
-    rows = list(csv.DictReader(io.StringIO("\n".join(format_comparisons([comparison], "csv")))))
+    rows = list(csv.DictReader(io.StringIO("\n".join(shown(comparison, "csv")))))
     assert len(rows) == 7  # six cells (one failed in both) and the geometric mean
     add = next(r for r in rows if (r["database"], r["phase"]) == ("postgresql", "add"))
     assert float(add["ratio"]) == pytest.approx(2.0)
     assert add["significant"] == "true"
     assert float(rows[-1]["ratio"]) == pytest.approx(4 ** (1 / 5))
-    document = json.loads("\n".join(format_comparisons([comparison], "json")))
+    document = json.loads("\n".join(shown(comparison, "json")))
     only = document["comparisons"][0]
     assert only["correction"] == "holm"
     assert math.isclose(only["geometric_mean_ratio"], 4 ** (1 / 5))
@@ -123,10 +129,7 @@ def test_single_repetitions_are_compared_but_not_tested():
     comparison = compare_results(one, one)
     assert comparison.cells[0].ratio == 1.0
     assert comparison.cells[0].significant is None
-    assert (
-        "inconclusive (untested: needs 2+ repetitions on each side)"
-        in (format_table(comparison)[1])
-    )
+    assert "inconclusive (untested: needs 2+ repetitions on each side)" in (shown(comparison)[1])
 
 
 def test_cells_only_in_one_run_are_listed_apart():
@@ -136,7 +139,7 @@ def test_cells_only_in_one_run_are_listed_apart():
     assert all(c.key.database != "sqlite" for c in comparison.cells)
     assert [k.phase for k in comparison.only_in_changed] == ["add", "cold", "steamin"]
     assert comparison.only_in_base == []
-    only = [line for line in format_table(comparison) if line.startswith("Only in")]
+    only = [line for line in shown(comparison) if line.startswith("Only in")]
     assert only == [
         "Only in b.json (3 cells, not compared): sqlite, add, 1000 objects, concurrency 2; "
         "sqlite, cold, 1000 objects, concurrency 2; sqlite, steamin, 1000 objects, concurrency 2"
@@ -183,7 +186,7 @@ def test_each_cell_states_the_smallest_slowdown_its_runs_could_detect():
     assert detectable_difference(
         cell.base.stddev, 5, cell.base.stddev, 5, len(busy.tested)
     ) == pytest.approx(change)
-    lines = format_table(busy)
+    lines = shown(busy)
     assert lines[0].split()[-2:] == ["Verdict", "Detectable"]
     assert any(line.startswith("Overall: these runs could detect a slowdown of ") for line in lines)
 
@@ -252,10 +255,10 @@ def test_a_run_with_index_entries_against_one_without_gives_the_cost_per_entry()
     assert [c.microseconds_per_entry for c in backwards] == [
         c.microseconds_per_entry for c in comparison.index_costs
     ]
-    table = "\n".join(format_table(comparison))
+    table = "\n".join(shown(comparison))
     assert "Index cost of --index-entries 2" in table
     assert "µs/entry" in table
-    document = json.loads("\n".join(format_comparisons([comparison], "json")))
+    document = json.loads("\n".join(shown(comparison, "json")))
     rows = document["comparisons"][0]["index_cost"]
     assert [row["database"] for row in rows] == ["postgresql", "zeo_fs"]
     assert rows[0]["microseconds_per_entry"] == pytest.approx(25.1, rel=0.01)
@@ -267,12 +270,12 @@ def test_no_index_cost_unless_exactly_one_run_wrote_index_entries(entries):
     changed = _with_index_entries(sample_result({"add": 1.5}), entries[1])
     comparison = compare_results(base, changed)
     assert comparison.index_costs == []
-    assert "Index cost" not in "\n".join(format_table(comparison))
+    assert "Index cost" not in "\n".join(shown(comparison))
 
 
 def test_a_cell_too_noisy_to_show_any_slowdown_is_said_in_words():
     noisy = with_noise(sample_result(), "postgresql", "add", (1.0, 4.0, 0.25))
-    lines = format_table(compare_results(noisy, sample_result()))
+    lines = shown(compare_results(noisy, sample_result()))
     overall = next(line for line in lines if line.startswith("Overall"))
     assert "no slowdown, however large, could show in postgresql, add" in overall
     assert "none or more" not in overall

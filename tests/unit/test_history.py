@@ -10,7 +10,7 @@ from sample_run import sample_result
 
 from zodbshootout.cli.entry import main
 from zodbshootout.errors import UsageError
-from zodbshootout.render.history import format_history
+from zodbshootout.render.formats import get_format
 from zodbshootout.results import file as resultfile
 from zodbshootout.results.history import (
     SavedRun,
@@ -93,14 +93,14 @@ def test_history_table_matches_golden(tmp_path):
     runs = [SavedRun(pathlib.Path(run.path).name, run.result) for run in runs]
     rows = history_cells(runs)
     for format_name, golden in (("table", "history.txt"), ("markdown", "history.md")):
-        text = "\n".join(format_history(runs, rows, "mean", format_name)) + "\n"
+        text = "\n".join(get_format(format_name).history(runs, rows, "mean")) + "\n"
         assert text == (GOLDEN / golden).read_text(), format_name
 
 
 def test_history_as_csv_and_json_holds_the_rates(tmp_path):
     runs, _warnings = load_runs(three_runs(tmp_path))
     rows = history_cells(runs)
-    table = list(csv.reader(io.StringIO("\n".join(format_history(runs, rows, "mean", "csv")))))
+    table = list(csv.reader(io.StringIO("\n".join(get_format("csv").history(runs, rows, "mean")))))
     assert table[0] == [
         "database",
         "concurrency",
@@ -112,7 +112,7 @@ def test_history_as_csv_and_json_holds_the_rates(tmp_path):
     ]
     assert len(table) == 1 + 5
     assert all(len(row) == 7 for row in table)
-    document = json.loads("\n".join(format_history(runs, rows, "mean", "json")))
+    document = json.loads("\n".join(get_format("json").history(runs, rows, "mean")))
     assert [run["name"] for run in document["runs"]] == ["main", "fix-1", "fix-2"]
     assert len(document["cells"][0]["rates"]) == 3
 

@@ -15,8 +15,7 @@ from test_mix_parts import synthetic_run
 from zodbshootout.cli.entry import main
 from zodbshootout.mix.recorder import Recorder
 from zodbshootout.mix.workloads import parse_mix
-from zodbshootout.render.mix import format_mix
-from zodbshootout.render.mix_formats import format_mix_as, format_mix_comparisons
+from zodbshootout.render.formats import get_format
 from zodbshootout.results import file as resultfile
 from zodbshootout.results.mix import MixRecord, MixRun
 from zodbshootout.results.mix_compare import MixComparison, compare_mix
@@ -69,7 +68,7 @@ def open_loop_run():
 
 def mix_lines(result, format_name="table"):
     """*result*'s mix records in *format_name*."""
-    return format_mix_as(MixRun.of(result), format_name)
+    return get_format(format_name).mix(MixRun.of(result))
 
 
 def comparison_lines(comparisons, format_name):
@@ -78,7 +77,7 @@ def comparison_lines(comparisons, format_name):
         MixComparison(compare_mix(MixRun.of(base), MixRun.of(changed)), "base", name)
         for base, changed, name in comparisons
     ]
-    return format_mix_comparisons(compared, format_name)
+    return get_format(format_name).mix_comparisons(compared)
 
 
 def _csv_table(lines):
@@ -87,9 +86,13 @@ def _csv_table(lines):
     return list(csv.reader(io.StringIO("\n".join(lines[:blank])))), lines[blank + 1 :]
 
 
-def test_the_table_stays_the_default():
+def test_the_table_is_a_block_per_database_and_an_unknown_format_is_refused():
     result = two_databases()
-    assert mix_lines(result) == format_mix(MixRun.of(result))
+    lines = mix_lines(result)
+    assert lines[0] == "db: custom(read=1), 1 workers, 10.0 s"
+    assert lines[1].split()[:2] == ["operation", "tx/s"]
+    assert "db2: custom(read=1), 1 workers, 10.0 s" in lines
+    assert lines[-1] == "zeo: not measured: cannot connect"
     with pytest.raises(ValueError, match="unknown format 'xml'"):
         mix_lines(result, "xml")
 
@@ -325,15 +328,14 @@ def test_report_of_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
 
 
 def test_a_p_that_underflowed_is_shown_as_below_what_a_double_prints():
-    from zodbshootout.render.mix import format_mix_comparison
-    from zodbshootout.render.mix_formats import _comparison_markdown
-    from zodbshootout.results.mix_compare import MetricComparison
+    from zodbshootout.results.mix_compare import MetricComparison, MixComparison
 
     rows = [
         MetricComparison("db", "read", "p99", 1.0, 2.0, p_adjusted=0.0),
         MetricComparison("db", "write", "p99", 1.0, 1.01, p_adjusted=0.25),
     ]
-    for lines in (format_mix_comparison(rows, "a", "b"), _comparison_markdown(rows, "a", "b")):
+    for name in ("table", "markdown"):
+        lines = get_format(name).mix_comparisons([MixComparison(rows, "a", "b")])
         text = "\n".join(lines)
         assert "<1e-300 *" in text
         assert "0.25" in text

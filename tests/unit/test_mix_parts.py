@@ -369,7 +369,7 @@ def test_compare_flags_a_doubled_p99_and_not_noise():
 
 
 def test_a_saved_mix_run_loads_back_and_renders(tmp_path):
-    from zodbshootout.render.mix import format_mix
+    from zodbshootout.render.formats import get_format
     from zodbshootout.results import file as resultfile
 
     result = synthetic_run(10.0)
@@ -377,7 +377,7 @@ def test_a_saved_mix_run_loads_back_and_renders(tmp_path):
     resultfile.save(result, str(path))
     loaded = resultfile.load(str(path))
     assert loaded.mix == result.mix
-    lines = format_mix(MixRun.of(loaded))
+    lines = get_format("table").mix(MixRun.of(loaded))
     assert lines[0].startswith("db: custom(read=1), 1 workers, 10.0 s")
     assert "p99.9 ms" in lines[1]
 
@@ -450,12 +450,13 @@ def test_history_of_mix_runs_lines_them_up(tmp_path, capsys):
     ],
 )
 def test_the_check_after_the_run_names_stray_and_lost_changes(found, says):
-    from zodbshootout.render.mix import format_mix
+    from zodbshootout.render.formats import get_format
 
     result = synthetic_run(10.0)
     record = result.mix[0]
     record.update(increments=4, warmup_increments=1, uncertain_increments=2, changes_found=found)
-    notes = [line.strip() for line in format_mix(MixRun.of(result)) if "object changes" in line]
+    lines = get_format("table").mix(MixRun.of(result))
+    notes = [line.strip() for line in lines if "object changes" in line]
     notes = [line for line in notes if "commits that failed with an error" not in line]
     assert [note.split(":")[0] for note in notes] == says
 
@@ -490,7 +491,7 @@ def test_a_task_class_from_outside_the_package_is_refused():
 
 
 def test_the_table_says_where_the_workers_ran_and_a_large_skew():
-    from zodbshootout.render.mix import format_mix
+    from zodbshootout.render.formats import get_format
 
     result = synthetic_run(10.0)
     place = {"hostname": "h", "net_namespace": None, "pid": 1}
@@ -499,9 +500,9 @@ def test_the_table_says_where_the_workers_ran_and_a_large_skew():
     }
     skew = {"database": "db", "concurrency": 1, "object_count": 10, "repetition": 1}
     result.metadata["barrier_skew"] = [{**skew, "phase": "mix", "skew_seconds": 0.01}]
-    lines = format_mix(MixRun.of(result))
+    lines = get_format("table").mix(MixRun.of(result))
     assert "  workers on hosts: app1 1, app2 1" in lines
     assert not any("apart" in line for line in lines)  # 10 ms of 10 s
     result.metadata["barrier_skew"][0]["skew_seconds"] = 2.0
-    lines = format_mix(MixRun.of(result))
+    lines = get_format("table").mix(MixRun.of(result))
     assert any("started measuring 2000 ms apart" in line for line in lines)

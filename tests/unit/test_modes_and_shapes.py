@@ -20,6 +20,8 @@ from ZODB.MappingStorage import MappingStorage
 
 from zodbshootout import concurrency, storages
 from zodbshootout.cli import entry as cli
+from zodbshootout.cli.arguments import build_parser
+from zodbshootout.cli.measure import options_from_args
 from zodbshootout.concurrency import thread_counting, threads
 from zodbshootout.config.loader import ConfigSource, parse_source
 from zodbshootout.config.options import RunOptions
@@ -30,8 +32,8 @@ from zodbshootout.workload.root import ROOT_KEY, populate
 
 
 def options_for(*argv: str) -> RunOptions:
-    args = cli.build_parser().parse_args(["x.conf", *argv])
-    return cli.options_from_args(args)
+    args = build_parser().parse_args(["x.conf", *argv])
+    return options_from_args(args)
 
 
 def run_main(*argv: str) -> tuple[int, str]:

@@ -8,7 +8,7 @@ import pytest
 from sample_run import sample_result
 
 from zodbshootout.render.csv import format_csv
-from zodbshootout.render.formats import FORMATS, format_result
+from zodbshootout.render.formats import FORMATS, get_format
 from zodbshootout.render.json import format_json
 from zodbshootout.render.markdown import format_markdown
 from zodbshootout.render.terminal import format_terminal
@@ -76,12 +76,13 @@ def test_terminal_table_highlights_the_best_value_per_row():
 def test_min_aggregate_reaches_every_format():
     result = sample_result()
     for name in FORMATS:
-        assert format_result(result, name, "min") != format_result(result, name, "mean"), name
+        output = get_format(name)
+        assert output.run(result, "min") != output.run(result, "mean"), name
 
 
 def test_unknown_format_is_rejected():
-    with pytest.raises(ValueError, match="choose from csv"):
-        format_result(sample_result(), "yaml")
+    with pytest.raises(ValueError, match="unknown format 'yaml'; choose from markdown, csv"):
+        get_format("yaml")
 
 
 def test_terminal_table_of_one_database_marks_nothing():

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from zodbshootout.cachesim.policies import MIN_SIZE_BYTES, POLICIES
 from zodbshootout.cachesim.records import Trace, read_trace
 from zodbshootout.errors import UsageError
-from zodbshootout.outputfile import written_name
 from zodbshootout.results.cachesim import GroupReport, HitCount, Outcome, Simulation
 
 MB = 1 << 20
@@ -155,51 +154,3 @@ def parse_policies(text: str) -> list[str]:
             f"{', '.join(unknown) or repr(text)}: choose from {', '.join(POLICIES)}"
         )
     return list(dict.fromkeys(names))
-
-
-# --- the subcommand -----------------------------------------------------------
-
-DESCRIPTION = (
-    "Replay cache traces (written with --cache-trace, or UMass SPC traces) through "
-    "ZEO's cache simulation, RelStorage's own local cache and a plain LRU, and show "
-    "the hit rate each would get at each cache size."
-)
-
-FORMATS = ("table", "markdown", "csv", "json")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "traces",
-        metavar="TRACE",
-        nargs="+",
-        help="trace files (ZEO format, or SPC text, also .gz/.bz2) or directories of *.trace",
-    )
-    parser.add_argument(
-        "--sizes",
-        metavar="SIZE[,SIZE...]",
-        type=parse_sizes,
-        default=list(DEFAULT_SIZES_BYTES),
-        help="cache sizes to simulate, e.g. 1MB,4MB,16MB (at least 16KB; default: "
-        "64KB,256KB,1MB,4MB,20MB)",
-    )
-    parser.add_argument(
-        "--policy",
-        metavar="NAME[,NAME...]",
-        type=parse_policies,
-        default=list(DEFAULT_POLICIES),
-        help="caches to replay through: zeo, relstorage, lru (default: all three)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="table",
-        help="table (aligned text, default), markdown, csv or json",
-    )
-    parser.add_argument(
-        "--plot",
-        type=written_name,
-        metavar="FILE.png",
-        default=None,
-        help="also draw hit rate against cache size per policy (.png, .svg, .pdf)",
-    )

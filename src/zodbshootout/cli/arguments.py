@@ -1,9 +1,9 @@
 """Every command-line argument of a run: ``zodbshootout CONFIG [PHASE...] [options]``.
 
-The subcommands on saved runs and cache traces (``zodbshootout
-show|compare|plot|export|history|cachesim ...``) have their parser in
-:mod:`zodbshootout.cli.subcommand_parser`, which imports nothing of the run
-machinery (so ``show`` loads no ZODB); this module re-exports it.
+The subcommands (``zodbshootout show|compare|plot|export|history|cachesim|
+mix|report ...``) have their parsers in their modules,
+:mod:`zodbshootout.cli.commands`, which import nothing of the run machinery
+(so ``show`` loads no ZODB).
 
 A first word that names a subcommand selects it; a configuration file with
 such a name is run by writing it as a path (``zodbshootout ./show``).  The
@@ -18,12 +18,8 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from zodbshootout.cli.subcommand_parser import (
-    SUBCOMMAND_SUMMARIES,
-    SUBCOMMANDS,
-    Parser,
-    build_subcommand_parser,
-)
+from zodbshootout.cli.commands import COMMANDS
+from zodbshootout.cli.parsing import Parser, add_format, add_output
 from zodbshootout.concurrency import SHARED, SHARINGS, UNIQUE
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
 from zodbshootout.config.options import (
@@ -34,12 +30,14 @@ from zodbshootout.config.options import (
 )
 from zodbshootout.outputfile import written_name
 from zodbshootout.phases.classic import ALL_PHASES, PHASES
-from zodbshootout.render.formats import FORMATS
 from zodbshootout.results.stats import AGGREGATES
 from zodbshootout.workload.containers import CONTAINER_KINDS, DEFAULT_BTREE_KIND
 
 #: The options a run has when none are given.
 DEFAULTS = RunOptions()
+
+#: The subcommands: a first word that is one of them is no run's CONFIG.
+SUBCOMMANDS = tuple(COMMANDS)
 
 
 def _positive_ints(text: str) -> list[int]:
@@ -198,12 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """The run's options for what it writes: -o, --save-to, --label, --format, --pyperf."""
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=written_name,
-        metavar="FILE.json",
-        help="save every raw timing and the run's metadata to FILE.json after each "
+    add_output(
+        parser,
+        "FILE.json",
+        "save every raw timing and the run's metadata to FILE.json after each "
         "database ('-': stdout instead of the table); see 'zodbshootout show'",
     )
     parser.add_argument(
@@ -219,12 +215,12 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         help="a name for this run, recorded in its metadata and shown by show, compare, "
         "history and plot (e.g. a branch or a version)",
     )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default=FORMATS[0],
-        help="how to print the table: csv (classic, default), markdown, json, "
-        "table (for a terminal, with spread)",
+    add_format(
+        parser,
+        "csv",
+        {"csv": "classic, default", "table": "for a terminal, with spread"},
+        last=", ",
+        prefix="how to print the table: ",
     )
     parser.add_argument(
         "--pyperf",
@@ -339,11 +335,4 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-__all__ = [
-    "DEFAULTS",
-    "SUBCOMMANDS",
-    "SUBCOMMAND_SUMMARIES",
-    "bind_optional_values",
-    "build_parser",
-    "build_subcommand_parser",
-]
+__all__ = ["DEFAULTS", "SUBCOMMANDS", "bind_optional_values", "build_parser"]

@@ -1,25 +1,24 @@
-"""The ``zodbshootout`` command: a run, or a subcommand on saved runs.
+"""The ``zodbshootout`` command: a run, or a subcommand.
 
-A first word that names a subcommand (show, compare, plot, export,
-history, cachesim) hands over to :mod:`zodbshootout.cli.subcommands`;
-anything else is a run, :mod:`zodbshootout.cli.measure`.  Each is imported
-only when chosen, so that ``show`` loads no ZODB, ZEO or RelStorage.  Only
-cli/ prints: the table to stdout, progress and errors to stderr.  Exit
-codes (:mod:`zodbshootout.errors`): 0 every cell measured, 1 some cells
-failed (each says why) or a result file could not be saved, 2 nothing could
-be run (bad usage, configuration or environment), 130/143 interrupted by
+A first word that names a subcommand (a key of
+:data:`zodbshootout.cli.commands.COMMANDS`) hands over to
+:mod:`zodbshootout.cli.subcommand`; anything else is a run,
+:mod:`zodbshootout.cli.measure`.  Each is imported only when chosen, so that
+``show`` loads no ZODB, ZEO or RelStorage.  Only cli/ prints: the table to
+stdout, progress and errors to stderr.  Exit codes
+(:mod:`zodbshootout.errors`): 0 every cell measured, 1 some cells failed
+(each says why) or a result file could not be saved, 2 nothing could be run
+(bad usage, configuration or environment), 130/143 interrupted by
 SIGINT/SIGTERM (what was measured is still printed).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from zodbshootout.cli.subcommand_parser import SUBCOMMANDS
+from zodbshootout.cli.commands import COMMANDS
 from zodbshootout.errors import (
     EXIT_CELLS_FAILED,
     EXIT_OK,
@@ -29,24 +28,6 @@ from zodbshootout.errors import (
 )
 
 __all__ = ["EXIT_CELLS_FAILED", "EXIT_OK", "EXIT_SIGINT", "EXIT_SIGTERM", "EXIT_USAGE", "main"]
-
-#: Names this module used to define, now in the module of the run (imported on use).
-_MOVED_TO_MEASURE = (
-    "_run",
-    "bind_optional_values",
-    "build_parser",
-    "exit_code",
-    "format_progress",
-    "options_from_args",
-    "refuse_unmeasurable",
-)
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy import (PEP 562): the run machinery loads only when a run needs it.
-    if name in _MOVED_TO_MEASURE:
-        return getattr(importlib.import_module("zodbshootout.cli.measure"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,10 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str]) -> int:
-    if argv and argv[0] in SUBCOMMANDS:
-        from zodbshootout.cli.subcommands import main_subcommand
+    if argv and argv[0] in COMMANDS:
+        from zodbshootout.cli.subcommand import run_subcommand
 
-        return main_subcommand(argv)
+        return run_subcommand(argv)
     from zodbshootout.cli.measure import run_command
 
     return run_command(argv)

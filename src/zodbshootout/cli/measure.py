@@ -19,9 +19,9 @@ from typing import Any
 from zodbshootout import faults
 from zodbshootout.cli.arguments import DEFAULTS, bind_optional_values, build_parser
 from zodbshootout.cli.outputs import RunOutputs
+from zodbshootout.cli.printing import print_spread_warning, print_table
 from zodbshootout.cli.progress import RunPlan, make_progress
 from zodbshootout.cli.report import report_error
-from zodbshootout.cli.subcommands import print_spread_warning, print_table
 from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS, mode_of, refuse_options
 from zodbshootout.concurrency.host_environment import latency_lines
 from zodbshootout.config.hosts import parse_hosts
@@ -339,13 +339,8 @@ def _run(
     console: Any = None,
 ) -> RunResult:
     """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
-    plan = RunPlan(
-        config.names,
-        options.object_counts,
-        options.concurrencies,
-        options.repetitions,
-        warmup=options.warmup,
-    )
+    counts = (options.object_counts, options.concurrencies, options.repetitions)
+    plan = RunPlan(config.names, *counts, warmup=options.warmup)
     progress = make_progress(
         sys.stderr,
         plan,

@@ -1,7 +1,7 @@
 """A run's output files: ``-o``, ``--save-to``, ``--label``, ``--format``, ``--pyperf``.
 
 Used by the classic run (:mod:`zodbshootout.cli.measure`) and ``mix``
-(:mod:`zodbshootout.cli.mix`) alike.
+(:mod:`zodbshootout.cli.commands.mix`) alike.
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
-"""cachesim's output in the shape of RelStorage's cache notes: trace, size, hits, time per policy.
+"""What cachesim shows, in every format, in the shape of RelStorage's cache notes.
 
 One row per trace (or group of a run's traces) and cache size, with the
 hit rate and the replay time of each policy, after an *actual* row for a
 trace written with ``--cache-trace``: the traced cache's own hit rate,
-under the policy that simulates that storage's cache, and its size.
+under the policy that simulates that storage's cache, and its size.  The
+formats lay these out (:mod:`zodbshootout.render.formats`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any
 
 from zodbshootout.results.cachesim import GroupReport, Simulation
@@ -28,7 +26,7 @@ def format_size(size_bytes: int) -> str:
     return f"{size_bytes} B"
 
 
-def _rows(simulation: Simulation) -> list[dict[str, Any]]:
+def plain_rows(simulation: Simulation) -> list[dict[str, Any]]:
     """One plain record per row: what every format shows."""
     rows = []
     for group in simulation.groups:
@@ -69,21 +67,8 @@ def _actual_row(group: GroupReport, policies: list[str]) -> dict[str, Any]:
     }
 
 
-def format_simulation(simulation: Simulation, format_name: str = "table") -> list[str]:
-    """*simulation* as lines: table, markdown, csv or json."""
-    rows = _rows(simulation)
-    if format_name == "json":
-        return json.dumps(_document(simulation, rows), indent=2).splitlines()
-    if format_name == "csv":
-        return _csv(rows, simulation.policies)
-    cells = [_header(simulation.policies)] + [_cells(row, simulation.policies) for row in rows]
-    notes = _notes(simulation)
-    if format_name == "markdown":
-        return _markdown(cells) + (["", *(f"- {note}" for note in notes)] if notes else [])
-    return _aligned(cells) + (["", *notes] if notes else [])
-
-
-def _document(simulation: Simulation, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def document(simulation: Simulation) -> dict[str, Any]:
+    """What cachesim found as JSON-compatible data."""
     return {
         "versions": simulation.versions,
         "policies": simulation.policies,
@@ -92,11 +77,12 @@ def _document(simulation: Simulation, rows: list[dict[str, Any]]) -> dict[str, A
             {"trace": g.name, "format": g.format, "kind": g.kind, "files": g.files}
             for g in simulation.groups
         ],
-        "rows": rows,
+        "rows": plain_rows(simulation),
     }
 
 
-def _notes(simulation: Simulation) -> list[str]:
+def notes(simulation: Simulation) -> list[str]:
+    """The lines under the table: the libraries' versions, and what an actual row is."""
     packages = simulation.packages
     versions = ", ".join(
         f"{p}: {packages[p]} {v}" if p in packages else f"{p}: {v}"
@@ -109,6 +95,12 @@ def _notes(simulation: Simulation) -> list[str]:
             "simulates it; the simulations start empty and are never cleared"
         )
     return notes
+
+
+def text_rows(simulation: Simulation) -> list[list[str]]:
+    """The table as text, header first: a row per trace (or group) and cache size."""
+    policies = simulation.policies
+    return [_header(policies)] + [_cells(row, policies) for row in plain_rows(simulation)]
 
 
 def _header(policies: list[str]) -> list[str]:
@@ -138,43 +130,18 @@ def _seconds(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds:.3f} s"
 
 
-def _aligned(cells: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    lines = []
-    for index, row in enumerate(cells):
-        left = row[0].ljust(widths[0])
-        pairs = zip(row[1:], widths[1:], strict=True)
-        right = "  ".join(cell.rjust(width) for cell, width in pairs)
-        lines.append(f"{left}  {right}".rstrip())
-        if index == 0:
-            lines.append("-" * len(lines[0]))
-    return lines
-
-
-def _markdown(cells: list[list[str]]) -> list[str]:
-    def line(row: list[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-
-    return [line(cells[0]), "|" + "|".join(["---"] + ["---:"] * (len(cells[0]) - 1)) + "|"] + [
-        line(row) for row in cells[1:]
+def csv_table(simulation: Simulation) -> tuple[list[str], list[list[Any]]]:
+    """The CSV's header and rows: plain numbers, empty where there is none."""
+    policies = simulation.policies
+    header = ["trace", "source", "cache_size_bytes", "loads"]
+    header += [f"hit_rate_{p}" for p in policies] + [f"seconds_{p}" for p in policies]
+    rows = [
+        [row["trace"], row["source"], row["cache_size_bytes"] or "", row["loads"]]
+        + [_number(row["hit_rate"][p], 4) for p in policies]
+        + [_number(row["seconds"][p], 4) for p in policies]
+        for row in plain_rows(simulation)
     ]
-
-
-def _csv(rows: list[dict[str, Any]], policies: list[str]) -> list[str]:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        ["trace", "source", "cache_size_bytes", "loads"]
-        + [f"hit_rate_{p}" for p in policies]
-        + [f"seconds_{p}" for p in policies]
-    )
-    for row in rows:
-        writer.writerow(
-            [row["trace"], row["source"], row["cache_size_bytes"] or "", row["loads"]]
-            + [_number(row["hit_rate"][p], 4) for p in policies]
-            + [_number(row["seconds"][p], 4) for p in policies]
-        )
-    return out.getvalue().splitlines()
+    return header, rows
 
 
 def _number(value: float | None, digits: int) -> str:

@@ -1,18 +1,16 @@
-"""``compare``'s output: an aligned table, Markdown, CSV or JSON of one or more comparisons.
+"""What ``compare`` shows of classic runs, in every format.
 
 Each comparison (a changed run against the base) lists its cells with both
 rates, the ratio in words and the verdict, then a geometric-mean summary
 row, the method (Welch's t-test, Holm's correction) and the cells that only
-one of the two runs planned.  Pure functions from comparisons to lines.
+one of the two runs planned, and the index cost when one run wrote index
+entries and the other did not.  The formats lay these out
+(:mod:`zodbshootout.render.formats`).  Pure functions of comparisons.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
-from collections.abc import Callable
 from typing import Any
 
 from zodbshootout.render.labels import phase_label
@@ -126,8 +124,8 @@ def _only_lines(comparison: Comparison) -> list[str]:
     return lines
 
 
-def _rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]]:
-    """Header, one row per cell, and the geometric-mean row, as text."""
+def comparison_rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]]:
+    """The header, one row per cell and the geometric-mean row, as every table shows them."""
     several_levels = len({c.key.concurrency for c in comparison.cells}) > 1
     header = [
         "Database",
@@ -163,58 +161,7 @@ def _rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]
     return header, rows, summary
 
 
-def format_table(comparison: Comparison) -> list[str]:
-    """An aligned table (one line per cell), the geometric mean, and the method."""
-    header, rows, summary = _rows(comparison)
-    numeric = {header.index(comparison.base_name), header.index(comparison.changed_name)}
-    every = [header, *rows, summary]
-    widths = [max(len(row[i]) for row in every) for i in range(len(header))]
-
-    def line(row: list[str]) -> str:
-        parts = [
-            text.rjust(width) if i in numeric else text.ljust(width)
-            for i, (text, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        return "  ".join(parts).rstrip()
-
-    rule = "  ".join("-" * width for width in widths)
-    return [
-        line(header),
-        *(line(row) for row in rows),
-        rule,
-        line(summary),
-        "",
-        *method_lines(comparison),
-        *_index_cost_table(comparison),
-    ]
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def format_markdown(comparison: Comparison) -> list[str]:
-    """A GitHub-flavoured Markdown table, the geometric mean in bold, the method below."""
-    header, rows, summary = _rows(comparison)
-    numeric = {header.index(comparison.base_name), header.index(comparison.changed_name)}
-    summary = [f"**{text}**" if text and text != "-" else text for text in summary]
-
-    def line(row: list[str]) -> str:
-        return "| " + " | ".join(_escape(text) for text in row) + " |"
-
-    rule = "| " + " | ".join("---:" if i in numeric else "---" for i in range(len(header))) + " |"
-    return [
-        line(header),
-        rule,
-        *(line(row) for row in rows),
-        line(summary),
-        # Blank lines between: one Markdown paragraph each.
-        *(part for text in method_lines(comparison) for part in ("", _escape(text))),
-        *_index_cost_markdown(comparison),
-    ]
-
-
-def _index_cost_rows(comparison: Comparison) -> tuple[str, list[list[str]]]:
+def index_cost_rows(comparison: Comparison) -> tuple[str, list[list[str]]]:
     """The title and rows (header first) of the index cost, or no rows."""
     costs = comparison.index_costs
     if not costs:
@@ -244,32 +191,8 @@ def _index_cost_rows(comparison: Comparison) -> tuple[str, list[list[str]]]:
     return title, rows
 
 
-def _index_cost_table(comparison: Comparison) -> list[str]:
-    title, rows = _index_cost_rows(comparison)
-    if not rows:
-        return []
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["", title]
-    for row in rows:
-        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2])]
-        cells += [text.rjust(width) for text, width in zip(row[3:], widths[3:], strict=True)]
-        lines.append("  ".join(cells).rstrip())
-    return lines
-
-
-def _index_cost_markdown(comparison: Comparison) -> list[str]:
-    title, rows = _index_cost_rows(comparison)
-    if not rows:
-        return []
-
-    def line(row: list[str]) -> str:
-        return "| " + " | ".join(_escape(text) for text in row) + " |"
-
-    rule = "| --- | ---: | --- |" + " ---: |" * (len(rows[0]) - 3)
-    return ["", _escape(title), "", line(rows[0]), rule, *(line(row) for row in rows[1:])]
-
-
-_CSV_HEADER = [
+#: The CSV's header: a row per changed run and cell, then its geometric mean.
+CSV_HEADER = [
     "base",
     "changed",
     "database",
@@ -291,7 +214,7 @@ def _number(value: float | None) -> str:
     return "" if value is None else repr(value)
 
 
-def _csv_rows(comparison: Comparison) -> list[list[str]]:
+def csv_rows(comparison: Comparison) -> list[list[str]]:
     rows = []
     for c in comparison.cells:
         rows.append(
@@ -326,7 +249,7 @@ def _finite(value: float | None) -> float | None:
     return value if value is None or math.isfinite(value) else None
 
 
-def _json_document(comparison: Comparison) -> dict[str, Any]:
+def document(comparison: Comparison) -> dict[str, Any]:
     return {
         "base": comparison.base_name,
         "changed": comparison.changed_name,
@@ -371,37 +294,11 @@ def _json_document(comparison: Comparison) -> dict[str, Any]:
     }
 
 
-def format_comparisons(comparisons: list[Comparison], format_name: str = "table") -> list[str]:
-    """Every comparison (each changed run against the base) in *format_name*."""
-    if format_name == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(_CSV_HEADER)
-        for comparison in comparisons:
-            writer.writerows(_csv_rows(comparison))
-        return out.getvalue().splitlines()
-    if format_name == "json":
-        document = {"comparisons": [_json_document(c) for c in comparisons]}
-        return json.dumps(document, indent=1, allow_nan=False).splitlines()
-    formatter: Callable[[Comparison], list[str]] = {
-        "table": format_table,
-        "markdown": format_markdown,
-    }[format_name]
-    if len(comparisons) == 1:
-        return formatter(comparisons[0])
-    lines: list[str] = []
-    for comparison in comparisons:
-        if lines:
-            lines.append("")
-        title = f"{comparison.changed_name} against {comparison.base_name}"
-        lines += [f"### {title}" if format_name == "markdown" else f"== {title} ==", ""]
-        lines += formatter(comparison)
-    return lines
+def rate_columns(comparison: Comparison, header: list[str]) -> set[int]:
+    """The columns of *header* (of :func:`comparison_rows`) that hold the two runs' rates."""
+    return {header.index(comparison.base_name), header.index(comparison.changed_name)}
 
 
-def comparison_rows(comparison: Comparison) -> tuple[list[str], list[list[str]], list[str]]:
-    """The header, one row per cell and the geometric-mean row, as the table shows them.
-
-    For layouts of their own (the HTML report), so that they say what the table says.
-    """
-    return _rows(comparison)
+def comparisons_document(comparisons: list[Comparison]) -> dict[str, Any]:
+    """Every comparison (each changed run against the base) as one JSON-compatible document."""
+    return {"comparisons": [document(c) for c in comparisons]}

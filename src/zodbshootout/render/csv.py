@@ -1,6 +1,7 @@
-"""The classic table: aligned CSV with a "Transaction" header, one column per database.
+"""The ``csv`` format: the classic aligned table of a run; plain CSV of every other shape.
 
-Example::
+A run's table is the classic one: aligned CSV with a "Transaction" header,
+one column per database.  Example::
 
     "Transaction",                postgresql, mysql,   zeo_fs
     "Add 1000 Objects",                 6529,   10027,   5212
@@ -11,29 +12,33 @@ A cell that could not be measured reads ``n/a[K]``; footnote K says why.
 A rate less precise than ``--precision`` asked for stays a plain number (the
 classic contract: a measured cell parses as a number); its footnote lists
 the cells it applies to.
+
+Every other shape (a mix run, comparisons, history, cachesim) is plain CSV
+for other programs: a header row, then one row per record of plain numbers,
+an empty cell where a value does not exist; a mix run's notes follow after
+a blank line as ``Note:`` lines, as the classic table's do.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
+from zodbshootout.render.formats import Format
 from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, InsightCell
 from zodbshootout.render.table import Block, Cell, Table, build_table
+from zodbshootout.results.mix_stats import summarize
 from zodbshootout.results.record import RunResult
 
-
-def format_csv(result: RunResult, aggregate: str = "mean") -> list[str]:
-    """The classic table as lines of text (no trailing newlines)."""
-    # The classic table: rates only, so of the insight rows only index keys/s.
-    table = build_table(result, aggregate, insight=(INDEX_KEYS_PER_SECOND,))
-    lines: list[str] = []
-    several = len(table.blocks) > 1
-    for block in table.blocks:
-        if several:
-            if lines:
-                lines.append("")
-            lines.append(f"** concurrency={block.concurrency} **")
-        lines.extend(_format_block(table.databases, block))
-    lines.extend(format_footnotes(table, _marked_cells(table)))
-    return lines
+if TYPE_CHECKING:
+    from zodbshootout.results.cachesim import Simulation
+    from zodbshootout.results.compare import Comparison
+    from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_compare import MixComparison
 
 
 def format_footnotes(table: Table, cells: dict[int, list[str]] | None = None) -> list[str]:
@@ -100,3 +105,74 @@ def _format_block(databases: list[str], block: Block) -> list[str]:
         parts += [text.rjust(width) for text, width in zip(row[1:], widths[1:], strict=True)]
         lines.append(" ".join(parts).rstrip())
     return lines
+
+
+def csv_lines(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """*rows* under *header* as CSV lines; None is an empty cell."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(["" if value is None else str(value) for value in row] for row in rows)
+    return out.getvalue().splitlines()
+
+
+def _with_notes(lines: list[str], notes: list[str]) -> list[str]:
+    return [*lines, "", *(f"Note: {note}" for note in notes)] if notes else lines
+
+
+class Csv(Format):
+    """The classic aligned table of a run; plain CSV of every other shape."""
+
+    def run(self, result: RunResult, aggregate: str = "mean") -> list[str]:
+        """The classic table as lines of text (no trailing newlines)."""
+        # The classic table: rates only, so of the insight rows only index keys/s.
+        table = build_table(result, aggregate, insight=(INDEX_KEYS_PER_SECOND,))
+        lines: list[str] = []
+        several = len(table.blocks) > 1
+        for block in table.blocks:
+            if several:
+                if lines:
+                    lines.append("")
+                lines.append(f"** concurrency={block.concurrency} **")
+            lines.extend(_format_block(table.databases, block))
+        lines.extend(format_footnotes(table, _marked_cells(table)))
+        return lines
+
+    def mix(self, run: MixRun) -> list[str]:
+        """One row per database and operation, plain numbers; the notes below."""
+        names = mix.figure_names(run.open_loop)
+        rows = []
+        notes = []
+        for record in run.records:
+            for row in summarize(record):
+                figures = mix.operation_figures(row, run.open_loop)
+                rows.append([record.database, row.operation, *(figures[n] for n in names)])
+            notes += [f"{record.database}: {note}" for note in mix.mix_notes(record, run)]
+        lines = csv_lines(["database", "operation", *names], rows)
+        return _with_notes(lines, notes + mix.failure_notes(run))
+
+    def comparisons(self, comparisons: Sequence[Comparison]) -> list[str]:
+        rows = [row for c in comparisons for row in comparison.csv_rows(c)]
+        return csv_lines(comparison.CSV_HEADER, rows)
+
+    def mix_comparisons(self, comparisons: Sequence[MixComparison]) -> list[str]:
+        rows = [row for c in comparisons for row in mix_comparison.csv_rows(c)]
+        return csv_lines(mix_comparison.CSV_HEADER, rows)
+
+    def history(
+        self, runs: Sequence[SavedRun], rows: Sequence[HistoryRow], aggregate: str
+    ) -> list[str]:
+        return csv_lines(*history.csv_table(runs, rows, aggregate))
+
+    def mix_history(self, runs: Sequence[tuple[str, MixRun]]) -> list[str]:
+        rows = [[database, figure, *values] for database, figure, values in mix.history_rows(runs)]
+        return csv_lines(["database", "metric", *(name for name, _run in runs)], rows)
+
+    def simulation(self, simulation: Simulation) -> list[str]:
+        return csv_lines(*cachesim.csv_table(simulation))
+
+
+FORMAT = Csv()
+
+#: The classic table of a run, as a function.
+format_csv = FORMAT.run

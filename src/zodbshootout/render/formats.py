@@ -1,44 +1,95 @@
-"""Pick a renderer by name: what ``--format`` accepts, in one place for the run and ``show``."""
+"""The output formats (``--format``): what a format renders, and the registry of formats.
+
+A format is one module of render/ with a :class:`Format` subclass named
+``FORMAT``: one pure method per shape of result, each returning lines of
+text.  :data:`FORMATS` maps each ``--format`` name to its module, and every
+subcommand with ``--format`` (the run, show, mix, compare, history,
+cachesim) offers every format in it, so that a new format is one new module
+and one line here (see docs/adding-a-format.rst).  The shapes' contents
+(their rows, notes and documents) are in the shape modules (table, mix,
+comparison, history, cachesim); a format only lays them out, its tables
+with :mod:`zodbshootout.render.table_writer`.
+"""
 
 from __future__ import annotations
 
-from zodbshootout.render.csv import format_csv
-from zodbshootout.render.json import format_json
-from zodbshootout.render.markdown import format_markdown
-from zodbshootout.results.record import RunResult
+import abc
+import importlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-#: The --format choices; csv (the classic table) is the default.
-FORMATS = ("csv", "markdown", "json", "table")
+if TYPE_CHECKING:  # the shapes' records; only a format's methods need them
+    from zodbshootout.results.cachesim import Simulation
+    from zodbshootout.results.compare import Comparison
+    from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_compare import MixComparison
+    from zodbshootout.results.record import RunResult
 
-#: The --format choices of compare and history; table (aligned text) is the default.
-COMPARISON_FORMATS = ("table", "markdown", "csv", "json")
+#: Each ``--format`` name and the module of render/ whose ``FORMAT`` renders it,
+#: in the order --help lists them after a subcommand's default.  Modules are
+#: imported when chosen (rich, for one, only for the terminal table).
+FORMATS: dict[str, str] = {
+    "markdown": "zodbshootout.render.markdown",
+    "csv": "zodbshootout.render.csv",
+    "json": "zodbshootout.render.json",
+    "table": "zodbshootout.render.terminal",
+}
 
-#: The --format choices of a mix run (``mix``, ``show``); table (aligned text) is the default.
-MIX_FORMATS = ("table", "markdown", "csv", "json")
 
+class Format(abc.ABC):
+    """One output format: a pure function per shape of result, from records to lines.
 
-def format_result(
-    result: RunResult,
-    format_name: str = "csv",
-    aggregate: str = "mean",
-    color: bool = False,
-    width: int | None = 100,
-) -> list[str]:
-    """*result* as lines of text in *format_name*.
-
-    *color* and *width* (characters; None: the table's natural width) only
-    matter to ``table``, the rich terminal table; the other formats are
-    plain text whatever the output.
+    A line has no trailing newline; only the command line prints them.
     """
-    if format_name == "csv":
-        return format_csv(result, aggregate)
-    if format_name == "markdown":
-        return format_markdown(result, aggregate)
-    if format_name == "json":
-        return format_json(result, aggregate)
-    if format_name == "table":
-        # rich is imported only when the terminal table is asked for.
-        from zodbshootout.render.terminal import format_terminal
 
-        return format_terminal(result, aggregate, color=color, width=width)
-    raise ValueError(f"unknown format {format_name!r}; choose from {', '.join(FORMATS)}")
+    def on_terminal(self, color: bool, width: int | None) -> Format:
+        """This format as printed on a terminal of *width* characters (None: on a file
+        or a pipe, no limit), in colours or not: itself, unless it draws for one."""
+        return self
+
+    @abc.abstractmethod
+    def run(self, result: RunResult, aggregate: str) -> list[str]:
+        """A classic run: a row per phase and object count, a column per database."""
+
+    @abc.abstractmethod
+    def mix(self, run: MixRun) -> list[str]:
+        """A mix run: per database, a row per operation (throughput, latencies, errors)."""
+
+    @abc.abstractmethod
+    def comparisons(self, comparisons: Sequence[Comparison]) -> list[str]:
+        """Classic runs, each changed one compared with the base cell by cell."""
+
+    @abc.abstractmethod
+    def mix_comparisons(self, comparisons: Sequence[MixComparison]) -> list[str]:
+        """Mix runs, each changed one compared with the base per database and operation."""
+
+    @abc.abstractmethod
+    def history(
+        self, runs: Sequence[SavedRun], rows: Sequence[HistoryRow], aggregate: str
+    ) -> list[str]:
+        """Classic runs side by side, oldest first: a row per cell, a column per run."""
+
+    @abc.abstractmethod
+    def mix_history(self, runs: Sequence[tuple[str, MixRun]]) -> list[str]:
+        """Mix runs side by side, oldest first (each with its column's name)."""
+
+    @abc.abstractmethod
+    def simulation(self, simulation: Simulation) -> list[str]:
+        """What cachesim found: per trace and cache size, each policy's hits and time."""
+
+
+def get_format(name: str) -> Format:
+    """The format registered as *name*; a ValueError names the known ones."""
+    module = FORMATS.get(name)
+    if module is None:
+        raise ValueError(f"unknown format {name!r}; choose from {', '.join(FORMATS)}")
+    found = importlib.import_module(module).FORMAT
+    if not isinstance(found, Format):
+        raise TypeError(f"{module}.FORMAT is not a Format")
+    return found
+
+
+def format_names(default: str) -> list[str]:
+    """Every format name, *default* first and then the registry's order (--format's choices)."""
+    return [default, *(name for name in FORMATS if name != default)]

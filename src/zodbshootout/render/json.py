@@ -1,20 +1,33 @@
-"""The table as JSON: every cell's aggregated rate with its statistics.
+"""The ``json`` format: one document per output, for other programs.
 
-This is the *derived* view (what the table shows, plus spread); the raw
-durations are in the result file (``-o``, :mod:`zodbshootout.results.file`).
-Built from :func:`build_table`, so it carries the same numbers and footnotes
-as the other formats.  Rates are objects per second.
+A run's document holds every cell's aggregated rate with its statistics:
+the *derived* view (what the table shows, plus spread); the raw durations
+are in the result file (``-o``, :mod:`zodbshootout.results.file`).  Built
+from :func:`build_table`, so it carries the same numbers and footnotes as
+the other formats.  Rates are objects per second.  The other shapes'
+documents come from their modules (mix, comparison, history, cachesim);
+a figure that does not exist is null, never NaN.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
+from zodbshootout.render.formats import Format
 from zodbshootout.render.insight import InsightRow
 from zodbshootout.render.table import Cell, build_table
 from zodbshootout.results.record import RunResult
 from zodbshootout.results.stats import Stats
+
+if TYPE_CHECKING:
+    from zodbshootout.results.cachesim import Simulation
+    from zodbshootout.results.compare import Comparison
+    from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_compare import MixComparison
 
 #: Version of this document's layout.  History: 1 (zodbshootout 1.0): first version;
 #: 2: each block has "insight" rows (cache hit rate, bytes/object, index keys/s).
@@ -61,11 +74,6 @@ def table_document(result: RunResult, aggregate: str = "mean") -> dict[str, Any]
         "footnotes": list(table.footnotes),
         "notes": list(table.notes),
     }
-
-
-def format_json(result: RunResult, aggregate: str = "mean") -> list[str]:
-    """The table document as indented JSON text, split into lines."""
-    return json.dumps(table_document(result, aggregate), indent=2).splitlines()
 
 
 def _insight_row(row: InsightRow, databases: list[str]) -> dict[str, Any]:
@@ -116,3 +124,42 @@ def _number(value: float, digits: int = 3) -> float | None:
     if value != value or abs(value) == float("inf"):
         return None
     return round(value, digits)
+
+
+def _lines(document: dict[str, Any], indent: int) -> list[str]:
+    """*document* as indented JSON text, split into lines; no NaN or infinity."""
+    return json.dumps(document, indent=indent, allow_nan=False).splitlines()
+
+
+class Json(Format):
+    """One JSON document per output."""
+
+    def run(self, result: RunResult, aggregate: str = "mean") -> list[str]:
+        """The table document as indented JSON text, split into lines."""
+        return json.dumps(table_document(result, aggregate), indent=2).splitlines()
+
+    def mix(self, run: MixRun) -> list[str]:
+        return _lines(mix.mix_document(run), indent=2)
+
+    def comparisons(self, comparisons: Sequence[Comparison]) -> list[str]:
+        return _lines(comparison.comparisons_document(list(comparisons)), indent=1)
+
+    def mix_comparisons(self, comparisons: Sequence[MixComparison]) -> list[str]:
+        return _lines(mix_comparison.comparisons_document(list(comparisons)), indent=1)
+
+    def history(
+        self, runs: Sequence[SavedRun], rows: Sequence[HistoryRow], aggregate: str
+    ) -> list[str]:
+        return _lines(history.document(runs, rows, aggregate), indent=1)
+
+    def mix_history(self, runs: Sequence[tuple[str, MixRun]]) -> list[str]:
+        return _lines(mix.history_document(runs), indent=1)
+
+    def simulation(self, simulation: Simulation) -> list[str]:
+        return json.dumps(cachesim.document(simulation), indent=2).splitlines()
+
+
+FORMAT = Json()
+
+#: A run's table document as lines, as a function.
+format_json = FORMAT.run

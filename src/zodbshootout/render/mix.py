@@ -1,15 +1,21 @@
-"""The table of a mix run: per database, one row per operation with throughput and latency.
+"""What a mix run's tables show, in every format: per database a row per operation, its notes.
 
-Pure functions from a mix run's typed records to lines (see zodbshootout.results.mix_stats).
+The figures of each operation's row (transactions per second, latency
+percentiles in milliseconds, errors), the line that says what ran, the
+notes under a database's table, and the JSON document; and, for mix runs
+side by side (history), a row per database and figure.  The formats lay
+them out (:mod:`zodbshootout.render.formats`).  Pure functions of the typed
+records of :mod:`zodbshootout.results.mix`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from zodbshootout.render.skew import SKEW_SHARE
 from zodbshootout.results.mix import MixRecord, MixRun
-from zodbshootout.results.mix_compare import MetricComparison
 from zodbshootout.results.mix_stats import (
     PERCENTILES,
     OperationSummary,
@@ -19,34 +25,105 @@ from zodbshootout.results.mix_stats import (
     total_summary,
 )
 
+#: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version.
+MIX_TABLE_FORMAT_VERSION = 1
 
-def _number(value: float | None, digits: int = 2) -> str:
+#: The units of every JSON document of mix runs.
+UNITS = {"tx_per_second": "transactions per second", "latency": "milliseconds"}
+
+#: Service time and schedule lag columns, only in an open-loop (--rate) run.
+_OPEN_LOOP = ("service_p50_ms", "service_p99_ms", "lag_mean_ms", "lag_max_ms")
+
+
+def number_text(value: float | None, digits: int = 2) -> str:
+    """*value* with *digits* decimals, or ``-`` where there is none (NaN)."""
     if value is None or math.isnan(value):
         return "-"
     return f"{value:.{digits}f}"
 
 
-def _by_class(counts: dict[str, int]) -> str:
-    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "-"
+def finite(value: float | None, digits: int | None = 3) -> float | None:
+    """*value* rounded to *digits* (None: as is), or None where there is none (NaN)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return value if digits is None else round(value, digits)
 
 
-def _percentile_label(p: float) -> str:
-    return f"p{p:g}"
+def figure_text(value: Any, digits: int) -> str:
+    """A figure of :func:`operation_figures` as text: ``-`` where there is none."""
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
 
 
-def format_mix_database(record: MixRecord, run: MixRun) -> list[str]:
-    """The block of one database: a heading, the table, the errors by class."""
-    rows = summarize(record)
+def percentile_column(percentile: float) -> str:
+    """``p99_ms``, ``p99.9_ms``: the name of a latency percentile's column and key."""
+    return f"p{percentile:g}_ms"
+
+
+def figure_names(open_loop: bool) -> list[str]:
+    """The figures of every operation's row, in column order."""
+    names = ["transactions", "tx_per_second", *(percentile_column(p) for p in PERCENTILES)]
+    names.append("max_ms")
+    if open_loop:
+        names.extend(_OPEN_LOOP)
+    return [*names, "conflicts", "retries", "failures"]
+
+
+#: Each figure's column title, as the aligned table names it.
+FIGURE_LABELS = {
+    "tx_per_second": "tx/s",
+    **{percentile_column(p): f"p{p:g} ms" for p in PERCENTILES},
+    "max_ms": "max ms",
+    "service_p50_ms": "svc p50",
+    "service_p99_ms": "svc p99",
+    "lag_mean_ms": "lag avg",
+    "lag_max_ms": "lag max",
+    "conflicts": "conflicts",
+    "retries": "retries",
+    "failures": "failures",
+}
+
+
+def operation_figures(row: OperationSummary, open_loop: bool) -> dict[str, Any]:
+    """One operation's figures by :func:`figure_names`: None where it ran no transaction."""
+    figures: dict[str, Any] = {
+        "transactions": row.transactions,
+        "tx_per_second": finite(row.per_second),
+    }
+    figures.update((percentile_column(p), finite(row.percentiles_ms[p])) for p in PERCENTILES)
+    figures["max_ms"] = finite(row.max_ms)
+    if open_loop:
+        service = row.service_ms or {}
+        figures["service_p50_ms"] = finite(service.get(50.0))
+        figures["service_p99_ms"] = finite(service.get(99.0))
+        figures["lag_mean_ms"] = finite(row.lag_mean_ms)
+        figures["lag_max_ms"] = finite(row.lag_max_ms)
+    figures["conflicts"] = sum(row.conflicts.values())
+    figures["retries"] = row.retries
+    figures["failures"] = sum(row.failures.values())
+    return figures
+
+
+def operation_table(record: MixRecord) -> list[list[str]]:
+    """The aligned table of one database: a header, then a row per operation (and ``all``)."""
     open_loop = record.open_loop
-    header = ["operation", "tx/s"] + [f"{_percentile_label(p)} ms" for p in PERCENTILES]
-    header += ["max ms"]
+    header = ["operation", "tx/s"] + [f"p{p:g} ms" for p in PERCENTILES] + ["max ms"]
     if open_loop:
         header += ["svc p50", "svc p99", "lag avg", "lag max"]
     header += ["conflicts", "retries", "failures"]
-    table = [header] + [_row(row, open_loop) for row in rows]
-    lines = [f"{record.database}: {describe_record(record, run)}", *_align(table)]
-    lines.extend(f"  {note}" for note in record_notes(record))
-    return lines
+    return [header] + [_operation_cells(row, open_loop) for row in summarize(record)]
+
+
+def _operation_cells(row: OperationSummary, open_loop: bool) -> list[str]:
+    cells = [row.operation, number_text(row.per_second, 1)]
+    cells += [number_text(row.percentiles_ms[p]) for p in PERCENTILES]
+    cells += [number_text(row.max_ms)]
+    if open_loop and row.service_ms is not None:
+        cells += [number_text(row.service_ms[50.0]), number_text(row.service_ms[99.0])]
+        cells += [number_text(row.lag_mean_ms), number_text(row.lag_max_ms)]
+    cells += [str(sum(row.conflicts.values())), str(row.retries), str(sum(row.failures.values()))]
+    return cells
 
 
 def describe_record(record: MixRecord, run: MixRun) -> str:
@@ -59,9 +136,12 @@ def describe_record(record: MixRecord, run: MixRun) -> str:
         text += f", --rate {record.rate_per_second:g}/s ({run.arrival})"
     rate = hit_rate(record)
     if rate is not None:
-        loads = record.counters["loads"]
-        text += f"; client cache hit rate {rate:.0%} of {loads} loads"
+        text += f"; client cache hit rate {rate:.0%} of {record.counters['loads']} loads"
     return text
+
+
+def _by_class(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "-"
 
 
 def record_notes(record: MixRecord) -> list[str]:
@@ -122,120 +202,111 @@ def _integrity_notes(record: MixRecord) -> list[str]:
     return lines
 
 
-def _row(row: OperationSummary, open_loop: bool) -> list[str]:
-    cells = [row.operation, _number(row.per_second, 1)]
-    cells += [_number(row.percentiles_ms[p]) for p in PERCENTILES]
-    cells += [_number(row.max_ms)]
-    if open_loop and row.service_ms is not None:
-        cells += [_number(row.service_ms[50.0]), _number(row.service_ms[99.0])]
-        cells += [_number(row.lag_mean_ms), _number(row.lag_max_ms)]
-    cells += [str(sum(row.conflicts.values())), str(row.retries), str(sum(row.failures.values()))]
-    return cells
+def failure_notes(run: MixRun) -> list[str]:
+    """A line per database that could not be measured, and why."""
+    return [f"{failure.database}: not measured: {failure.reason}" for failure in run.failures]
 
 
-def _align(table: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = []
-    for row in table:
-        first = row[0].ljust(widths[0])
-        rest = [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        lines.append("  " + "  ".join([first, *rest]))
-    return lines
-
-
-def format_mix(run: MixRun) -> list[str]:
-    """Every database's block, then the failures."""
-    lines: list[str] = []
+def mix_document(run: MixRun) -> dict[str, Any]:
+    """The run's figures as JSON-compatible data (no NaN, no infinity)."""
+    open_loop = run.open_loop
+    databases = []
     for record in run.records:
-        if lines:
-            lines.append("")
-        lines.extend(format_mix_database(record, run))
-        lines.extend(f"  {note}" for note in host_notes(record, run))
-    for failure in run.failures:
-        if lines:
-            lines.append("")
-        lines.append(f"{failure.database}: not measured: {failure.reason}")
-    return lines
-
-
-def p_text(row: MetricComparison) -> str:
-    """Holm's p of *row* with ``*`` when significant; ``-`` untested.
-
-    A p that underflowed to 0 is shown as below the smallest a double
-    prints, not as a p of exactly 0.
-    """
-    if row.p_adjusted is None:
-        return "-"
-    shown = f"{row.p_adjusted:.3g}" if row.p_adjusted > 0 else "<1e-300"
-    return shown + (" *" if row.significant else "")
-
-
-def format_mix_comparison(
-    rows: list[MetricComparison], base_name: str, changed_name: str
-) -> list[str]:
-    """One line per database, operation and metric: both values, the change, p if tested."""
-    table = [["database", "operation", "metric", base_name, changed_name, "change", "p (Holm)"]]
-    for row in rows:
-        change = "-" if math.isnan(row.ratio) else f"{row.ratio - 1:+.1%}"
-        digits = 1 if row.metric == "tx/s" else 2
-        table.append(
-            [
-                row.database,
-                row.operation,
-                row.metric if row.metric == "tx/s" else f"{row.metric} ms",
-                _number(row.base, digits),
-                _number(row.changed, digits),
-                change,
-                p_text(row),
-            ]
+        operations = [
+            {
+                "operation": row.operation,
+                **operation_figures(row, open_loop),
+                "conflicts_by_class": dict(row.conflicts),
+                "failures_by_class": dict(row.failures),
+            }
+            for row in summarize(record)
+        ]
+        databases.append(
+            {
+                "database": record.database,
+                "workload": record.workload or run.workload,
+                "workers": record.concurrency,
+                "seconds": finite(record.seconds),
+                "rate_per_second": record.rate_per_second,
+                "arrival": run.arrival if open_loop else None,
+                "client_cache_hit_rate": finite(hit_rate(record), 6),
+                "client_cache_loads": record.counters.get("loads"),
+                "operations": operations,
+                "notes": mix_notes(record, run),
+            }
         )
-    lines = _align_left(table, left=3)
-    lines.append(
-        "tx/s and p99 of each database are tested over the runs' intervals (Welch, "
-        "Holm-corrected); * marks p < 0.05"
-    )
-    return lines
+    return {
+        "format": "zodbshootout-mix-table",
+        "version": MIX_TABLE_FORMAT_VERSION,
+        "units": UNITS,
+        "seed": run.seed,
+        "databases": databases,
+        "not_measured": [
+            {"database": failure.database, "reason": failure.reason} for failure in run.failures
+        ],
+        "interrupted": run.interrupted,
+    }
 
 
-def _align_left(table: list[list[str]], left: int) -> list[str]:
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return [
-        "  ".join(
-            cell.ljust(width) if i < left else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in table
-    ]
+# --- Saved runs side by side (history) ----------------------------------------------------
+
+#: The figures history lines up: every operation of a database together.
+HISTORY_FIGURES = ("tx_per_second", "p50_ms", "p99_ms", "p99.9_ms", "max_ms")
+
+#: What the history says under its table.
+HISTORY_NOTE = "every operation together; - where a run did not measure the database"
 
 
-def format_mix_history(runs: list[tuple[str, MixRun]]) -> list[str]:
-    """Saved mix runs side by side, oldest first: per database, tx/s and latency of all operations.
-
-    *runs* are (column name, run).  A run that did not measure a database shows ``-``.
-    """
+def history_rows(runs: Sequence[tuple[str, MixRun]]) -> list[tuple[str, str, list[Any]]]:
+    """(database, figure, value per run: None where the run did not measure it)."""
     databases = list(dict.fromkeys(r.database for _name, run in runs for r in run.records))
-    metrics = ("tx/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms")
+    rows = []
+    for database in databases:
+        figures = []
+        for _name, run in runs:
+            record = run.record(database)
+            figures.append(
+                None if record is None else operation_figures(total_summary(record), False)
+            )
+        for name in HISTORY_FIGURES:
+            rows.append((database, name, [None if f is None else f[name] for f in figures]))
+    return rows
+
+
+def history_table(runs: Sequence[tuple[str, MixRun]]) -> list[list[str]]:
+    """The aligned history: a header, then per database a row per figure, a column per run."""
+    databases = list(dict.fromkeys(r.database for _name, run in runs for r in run.records))
     table = [["database", "metric", *(name for name, _run in runs)]]
     for database in databases:
         summaries = []
         for _name, run in runs:
             record = run.record(database)
             summaries.append(total_summary(record) if record is not None else None)
-        for metric in metrics:
-            cells = [database, metric]
-            for summary in summaries:
-                cells.append(_history_value(summary, metric))
-            table.append(cells)
-    lines = _align_left(table, left=2)
-    lines.append("every operation together; - where a run did not measure the database")
-    return lines
+        for figure in HISTORY_FIGURES:
+            label = FIGURE_LABELS[figure]
+            table.append([database, label, *(_history_cell(s, label) for s in summaries)])
+    return table
 
 
-def _history_value(summary: OperationSummary | None, metric: str) -> str:
+def _history_cell(summary: OperationSummary | None, metric: str) -> str:
     if summary is None:
         return "-"
     if metric == "tx/s":
-        return _number(summary.per_second, 1)
+        return number_text(summary.per_second, 1)
     if metric == "max ms":
-        return _number(summary.max_ms)
-    return _number(summary.percentiles_ms[float(metric[1:].split()[0])])
+        return number_text(summary.max_ms)
+    return number_text(summary.percentiles_ms[float(metric[1:].split()[0])])
+
+
+def history_document(runs: Sequence[tuple[str, MixRun]]) -> dict[str, Any]:
+    """Mix runs side by side as JSON-compatible data."""
+    return {
+        "format": "zodbshootout-mix-history",
+        "version": MIX_TABLE_FORMAT_VERSION,
+        "units": UNITS,
+        "runs": [name for name, _run in runs],
+        "rows": [
+            {"database": database, "metric": figure, "values": values}
+            for database, figure, values in history_rows(runs)
+        ],
+    }

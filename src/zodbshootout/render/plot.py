@@ -163,6 +163,17 @@ def _say_not_measured(axes: Any) -> None:
     axes.text(0.5, 0.5, "not measured", transform=axes.transAxes, ha="center", va="center")
 
 
+def _sweep(result: RunResult, database: str, phase: str, axis: str) -> list[tuple[int, CellKey]]:
+    """The cells of a sweep along *axis*, each with its x: the other axis at its largest."""
+    if axis == "object_count":
+        concurrency = max(result.concurrencies)
+        return [
+            (count, CellKey(database, concurrency, count, phase)) for count in result.object_counts
+        ]
+    count = max(result.object_counts)
+    return [(c, CellKey(database, c, count, phase)) for c in result.concurrencies]
+
+
 def _sweep_chart(
     axes: Any, result: RunResult, phase: str, axis: str, aggregate: str, legend: bool
 ) -> None:
@@ -170,20 +181,11 @@ def _sweep_chart(
     measured = False
     for database in result.databases:
         xs, ys = [], []
-        if axis == "object_count":
-            concurrency = max(result.concurrencies)
-            for count in result.object_counts:
-                rate = _rate(result, CellKey(database, concurrency, count, phase), aggregate)
-                if rate is not None:
-                    xs.append(count)
-                    ys.append(rate[0])
-        else:
-            count = max(result.object_counts)
-            for concurrency in result.concurrencies:
-                rate = _rate(result, CellKey(database, concurrency, count, phase), aggregate)
-                if rate is not None:
-                    xs.append(concurrency)
-                    ys.append(rate[0])
+        for x, key in _sweep(result, database, phase, axis):
+            rate = _rate(result, key, aggregate)
+            if rate is not None:
+                xs.append(x)
+                ys.append(rate[0])
         axes.plot(xs, ys, marker="o", label=database)
         measured = measured or any(y > 0 for y in ys)
     if axis == "object_count":

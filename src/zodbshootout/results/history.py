@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from zodbshootout.errors import UsageError
@@ -94,7 +95,7 @@ def load_runs(paths: list[str]) -> tuple[list[SavedRun], list[str]]:
     return runs, warnings
 
 
-def column_names(runs: list[SavedRun]) -> list[str]:
+def column_names(runs: Sequence[SavedRun]) -> list[str]:
     """Each run's name, numbered where two runs would otherwise share one."""
     names = [run.name for run in runs]
     return [

@@ -1,10 +1,9 @@
 """``zodbshootout mix CONFIG``: transactions of a workload for a duration, with latency percentiles.
 
-The arguments (:func:`add_arguments`, hooked into the subcommand parser) and
-the handler (:func:`run`): options → :class:`zodbshootout.mix.runner.MixRunner`
-→ the table on stdout, progress and warnings on stderr, the result file with
-``-o`` / ``--save-to`` (the same format as a classic run's; ``show`` prints
-it again).
+The arguments (:func:`add_arguments`) and the handler (:func:`run`): options
+→ :class:`zodbshootout.mix.runner.MixRunner` → the table on stdout, progress
+and warnings on stderr, the result file with ``-o`` / ``--save-to`` (the
+same format as a classic run's; ``show`` prints it again).
 """
 
 from __future__ import annotations
@@ -15,15 +14,16 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zodbshootout.cli.commands import Command
+from zodbshootout.cli.parsing import add_format, add_output
 from zodbshootout.config.hosts import HostSpec, parse_hosts
-from zodbshootout.config.loader import ConfigError, load_config
+from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.config.options import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
 from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
 from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
 from zodbshootout.outputfile import written_name
-from zodbshootout.render.formats import MIX_FORMATS
 from zodbshootout.results import metadata
 from zodbshootout.results.histogram import require_hdrhistogram
 from zodbshootout.results.record import RunResult
@@ -59,6 +59,39 @@ def _positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
     return parse
 
 
+#: The options of the dataset's and the run's size: flags, type, default, and --help,
+#: where {default} is the default.
+_SIZES: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
+    (("-n", "--objects"), _positive(int), DEFAULT_OBJECTS,
+     "M, objects in the dataset (default {default})"),
+    (("-s", "--object-size"), _positive(int), DEFAULT_OBJECT_SIZE_BYTES,
+     "payload bytes per object (default {default})"),
+    (("-c", "--concurrency"), _positive(int), DEFAULT_CONCURRENCY, "workers (default {default})"),
+    (("-k", "--objects-per-transaction"), _positive(int), 5,
+     "K, objects a read, update, rmw or readcurrent touches (default {default})"),
+    (("--scan-length",), _positive(int), 50, "L, objects a scan reads (default {default})"),
+    (("-d", "--duration"), _positive(float), DEFAULT_DURATION_SECONDS,
+     "measured seconds (default {default:g})"),
+    (("--warmup",), float, DEFAULT_WARMUP_SECONDS, "untimed seconds first (default {default:g})"),
+)  # fmt: skip
+
+#: The options of retries, choices and intervals, likewise.
+_REPEATS: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
+    (("--max-tries",), _positive(int), 10,
+     "attempts of a transaction that conflicts (default {default})"),
+    (("--seed",), int, None, "seed of the key and operation choices (default: random; recorded)"),
+    (("--interval",), _positive(float), 1.0, "seconds per progress interval (default {default:g})"),
+)  # fmt: skip
+
+
+def _add_options(
+    parser: argparse.ArgumentParser,
+    options: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...],
+) -> None:
+    for flags, parse, default, text in options:
+        parser.add_argument(*flags, type=parse, default=default, help=text.format(default=default))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``zodbshootout mix``."""
     parser.add_argument("config", metavar="CONFIG", help="the ZConfig file of the databases")
@@ -82,53 +115,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"how keys are chosen (default: the workload's): zipfian ({ZIPFIAN_THETA}, "
         "scrambled), latest, uniform, hotspot",
     )
-    parser.add_argument(
-        "-n",
-        "--objects",
-        type=_positive(int),
-        default=DEFAULT_OBJECTS,
-        help=f"M, objects in the dataset (default {DEFAULT_OBJECTS})",
-    )
-    parser.add_argument(
-        "-s",
-        "--object-size",
-        type=_positive(int),
-        default=DEFAULT_OBJECT_SIZE_BYTES,
-        help=f"payload bytes per object (default {DEFAULT_OBJECT_SIZE_BYTES})",
-    )
-    parser.add_argument(
-        "-c",
-        "--concurrency",
-        type=_positive(int),
-        default=DEFAULT_CONCURRENCY,
-        help=f"workers (default {DEFAULT_CONCURRENCY})",
-    )
-    parser.add_argument(
-        "-k",
-        "--objects-per-transaction",
-        type=_positive(int),
-        default=5,
-        help="K, objects a read, update, rmw or readcurrent touches (default 5)",
-    )
-    parser.add_argument(
-        "--scan-length",
-        type=_positive(int),
-        default=50,
-        help="L, objects a scan reads (default 50)",
-    )
-    parser.add_argument(
-        "-d",
-        "--duration",
-        type=_positive(float),
-        default=DEFAULT_DURATION_SECONDS,
-        help=f"measured seconds (default {DEFAULT_DURATION_SECONDS:g})",
-    )
-    parser.add_argument(
-        "--warmup",
-        type=float,
-        default=DEFAULT_WARMUP_SECONDS,
-        help=f"untimed seconds first (default {DEFAULT_WARMUP_SECONDS:g})",
-    )
+    _add_options(parser, _SIZES)
+    _add_schedule_arguments(parser)
+    _add_output_arguments(parser)
+
+
+def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
+    """When transactions start, how often they retry, where the workers run."""
     parser.add_argument(
         "--rate",
         metavar="OPS",
@@ -143,24 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=CONSTANT,
         help="with --rate: evenly spaced starts, or a Poisson process",
     )
-    parser.add_argument(
-        "--max-tries",
-        type=_positive(int),
-        default=10,
-        help="attempts of a transaction that conflicts (default 10)",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="seed of the key and operation choices (default: random; recorded)",
-    )
-    parser.add_argument(
-        "--interval",
-        type=_positive(float),
-        default=1.0,
-        help="seconds per progress interval (default 1)",
-    )
+    _add_options(parser, _REPEATS)
     parser.add_argument(
         "--threads",
         action="store_true",
@@ -179,23 +155,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=300.0,
         help="seconds allowed on top of warm-up and duration (default 300)",
     )
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=written_name,
-        metavar="FILE.json",
-        help="save the result ('zodbshootout show' prints it again)",
-    )
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the run writes: -o, --save-to, --label, --format."""
+    add_output(parser, "FILE.json", "save the result ('zodbshootout show' prints it again)")
     parser.add_argument(
         "--save-to", type=written_name, metavar="DIR", help="save the result in DIR too"
     )
     parser.add_argument("--label", help="a name for this run in compare and history")
-    parser.add_argument(
-        "--format",
-        choices=MIX_FORMATS,
-        default=MIX_FORMATS[0],
-        help="table (aligned text, default), markdown, csv (one row per database and "
-        "operation, plain numbers) or json",
+    add_format(
+        parser,
+        "table",
+        {
+            "table": "aligned text, default",
+            "csv": "one row per database and operation, plain numbers",
+        },
     )
 
 
@@ -221,22 +196,15 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         except ValueError as e:
             raise UsageError(str(e)) from None
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    shape = Shape(args.objects_per_transaction, args.scan_length, args.object_size)
     plan = MixPlan(
-        workload=workload,
-        objects=args.objects,
-        shape=Shape(args.objects_per_transaction, args.scan_length, args.object_size),
-        duration_seconds=args.duration,
-        warmup_seconds=args.warmup,
-        seed=seed,
-        max_tries=args.max_tries,
-        rate_per_second=args.rate,
-        arrival=args.arrival,
-        interval_seconds=args.interval,
-    )
+        workload, args.objects, shape, args.duration, args.warmup, seed, args.max_tries,
+        rate_per_second=args.rate, arrival=args.arrival, interval_seconds=args.interval,
+    )  # fmt: skip
     return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts)
 
 
-def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
+def run(args: argparse.Namespace) -> int:
     """The mix subcommand; its exit code (0 measured, 1 a database failed, 2 nothing ran)."""
     require_hdrhistogram()
     # Lazy imports: the subcommand parser reads this module's arguments for
@@ -274,7 +242,7 @@ def run(args: argparse.Namespace, data_directory: Callable[[], Any]) -> int:
 
 
 def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
-    from zodbshootout.render.mix_formats import format_mix_as
+    from zodbshootout.render.formats import get_format
     from zodbshootout.results.mix import MixRun
     from zodbshootout.results.mix_stats import trend_warnings
 
@@ -284,7 +252,7 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
         return EXIT_USAGE
     run = MixRun.of(result)
     if outputs.table_on_stdout:
-        for line in format_mix_as(run, outputs.format):
+        for line in get_format(outputs.format).mix(run):
             print(line)
     if not quiet:
         for record in run.records:
@@ -295,3 +263,6 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
     if result.failures or outputs.save_failed:
         return EXIT_CELLS_FAILED
     return EXIT_OK
+
+
+COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

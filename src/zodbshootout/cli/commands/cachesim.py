@@ -1,0 +1,84 @@
+"""``zodbshootout cachesim TRACE...``: the hit rate traced workloads get per cache and size.
+
+The replays are :mod:`zodbshootout.cachesim.replay`'s; the table is any
+format's, the chart (``--plot``) render's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from zodbshootout.cachesim.replay import (
+    DEFAULT_POLICIES,
+    DEFAULT_SIZES_BYTES,
+    parse_policies,
+    parse_sizes,
+)
+from zodbshootout.cli.commands import Command
+from zodbshootout.cli.parsing import add_files, add_format
+from zodbshootout.cli.printing import print_lines
+from zodbshootout.cli.saved import warn
+from zodbshootout.errors import EXIT_OK
+from zodbshootout.outputfile import written_name
+from zodbshootout.render.formats import get_format
+
+DESCRIPTION = (
+    "Replay cache traces (written with --cache-trace, or UMass SPC traces) through "
+    "ZEO's cache simulation, RelStorage's own local cache and a plain LRU, and show "
+    "the hit rate each would get at each cache size."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_files(
+        parser,
+        "traces",
+        "TRACE",
+        "trace files (ZEO format, or SPC text, also .gz/.bz2) or directories of *.trace",
+    )
+    parser.add_argument(
+        "--sizes",
+        metavar="SIZE[,SIZE...]",
+        type=parse_sizes,
+        default=list(DEFAULT_SIZES_BYTES),
+        help="cache sizes to simulate, e.g. 1MB,4MB,16MB (at least 16KB; default: "
+        "64KB,256KB,1MB,4MB,20MB)",
+    )
+    parser.add_argument(
+        "--policy",
+        metavar="NAME[,NAME...]",
+        type=parse_policies,
+        default=list(DEFAULT_POLICIES),
+        help="caches to replay through: zeo, relstorage, lru (default: all three)",
+    )
+    add_format(parser, "table", {"table": "aligned text, default"})
+    parser.add_argument(
+        "--plot",
+        type=written_name,
+        metavar="FILE.png",
+        default=None,
+        help="also draw hit rate against cache size per policy (.png, .svg, .pdf)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from zodbshootout.cachesim.replay import simulate
+
+    if args.plot:
+        from zodbshootout.render.cachesim_plot import check_plot_target
+
+        check_plot_target(args.plot)  # before the replays, which may take long
+    simulation = simulate(args.traces, sorted(set(args.sizes)), args.policy)
+    warn("cachesim", simulation.skipped, args.quiet)
+    if args.plot:
+        from zodbshootout.render.cachesim_plot import plot_simulation
+
+        plot_simulation(simulation, args.plot)
+        if not args.quiet:
+            print(f"zodbshootout: wrote {args.plot}", file=sys.stderr)
+    print_lines(get_format(args.format).simulation(simulation))
+    return EXIT_OK
+
+
+COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

@@ -1,0 +1,178 @@
+"""``zodbshootout compare BASE.json CHANGED.json...``: each changed run against the base.
+
+Classic runs cell by cell (rates, ratio, whether the difference is
+significant: Welch's t-test, Holm-corrected; a geometric-mean summary);
+mix runs per database, operation and metric.  ``--fail-if-slower PCT``
+turns a significant slowdown into exit code 1, and a gate the runs could
+not have passed or failed into exit code 3 (inconclusive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from zodbshootout.cli.commands import Command
+from zodbshootout.cli.parsing import add_aggregate, add_format, percent
+from zodbshootout.cli.printing import print_lines
+from zodbshootout.cli.saved import busy_lines, format_differences, run_names, saved_aggregate, warn
+from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, UsageError
+from zodbshootout.render.formats import get_format
+from zodbshootout.results import file as resultfile
+from zodbshootout.results import metadata
+from zodbshootout.results.record import RunResult
+
+DESCRIPTION = (
+    "Compare saved runs cell by cell with the first (the base): rates, ratio, "
+    "whether the difference is significant (Welch's t-test, Holm-corrected), and a "
+    "geometric-mean summary; --fail-if-slower turns a slowdown into exit code 1."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("base", metavar="BASE.json", help="the run to compare against")
+    parser.add_argument(
+        "changed",
+        metavar="CHANGED.json",
+        nargs="+",
+        help="one or more runs with the change, each compared with BASE.json",
+    )
+    add_format(parser, "table", {"table": "aligned text, default", "markdown": "for pull requests"})
+    parser.add_argument(
+        "--fail-if-slower",
+        metavar="PCT",
+        type=percent,
+        default=None,
+        help="exit with code 1 when a cell is significantly slower (after the Holm "
+        "correction) by more than PCT percent, and name those cells; with code 3 "
+        "(inconclusive) when some cell's runs could not have shown such a slowdown",
+    )
+    add_aggregate(parser, "the base run")
+
+
+def run(args: argparse.Namespace) -> int:
+    from zodbshootout.results.compare import compare_results, require_common_cells
+
+    paths = [args.base, *args.changed]
+    results = [resultfile.load(path) for path in paths]
+    names = run_names(paths, results)
+    if any(result.mix for result in results):
+        return _compare_mix_runs(args, results, names)
+    base, base_name = results[0], names[0]
+    aggregate = args.aggregate or saved_aggregate(base, None)
+    comparisons = []
+    for changed, name in zip(results[1:], names[1:], strict=True):
+        # Refused before any warning: an error is one line.
+        comparison = compare_results(base, changed, aggregate, base_name, name)
+        require_common_cells(comparison)
+        differences = metadata.differing_facts(base.metadata, changed.metadata)
+        if differences:
+            warn("compare", [format_differences(name, base_name, differences)], args.quiet)
+        warn("compare", busy_lines(base_name, base, name, changed), args.quiet)
+        comparisons.append(comparison)
+    print_lines(get_format(args.format).comparisons(comparisons))
+    if args.fail_if_slower is None:
+        return EXIT_OK
+    return _gate(comparisons, args.fail_if_slower)
+
+
+def _say_slower(heading: str, cells: list[str]) -> None:
+    """The cells that trip --fail-if-slower, under *heading*, on stderr."""
+    print(f"zodbshootout compare: {heading} (--fail-if-slower):", file=sys.stderr)
+    for cell in cells:
+        print(f"  {cell}", file=sys.stderr)
+
+
+def _gate(comparisons: list[Any], percent: float) -> int:
+    """--fail-if-slower: 1 if a cell is slower by more than *percent*, 3 if the runs
+    could not have shown such a slowdown somewhere, else 0; the reasons on stderr."""
+    from zodbshootout.render.comparison import describe_cell, format_ratio
+
+    gates = [(c, c.gate(percent)) for c in comparisons]
+    slower = [(c, cell) for c, gate in gates for cell in gate.slower]
+    if slower:
+        _say_slower(
+            f"{len(slower)} cell(s) significantly slower than the base by more than {percent:g}%",
+            [
+                f"{c.changed_name}: {describe_cell(cell.key)}: "
+                f"{format_ratio(cell.ratio)} (adjusted p={cell.p_adjusted:.3g})"
+                for c, cell in slower
+            ],
+        )
+        return EXIT_CELLS_FAILED
+    blind = [(c, cell) for c, gate in gates for cell in gate.blind]
+    if not blind:
+        return EXIT_OK
+    counts = [gate.advised_repetitions for _c, gate in gates if gate.blind]
+    for line in _inconclusive_lines(percent, blind, counts):
+        print(line, file=sys.stderr)
+    return EXIT_INCONCLUSIVE
+
+
+def _inconclusive_lines(
+    percent: float, blind: list[tuple[Any, Any]], counts: list[int | None]
+) -> list[str]:
+    """Why the gate can't pass: the cells that could not show *percent*, and the advice."""
+    from zodbshootout.render.comparison import describe_cell, format_percent, format_ratio
+
+    lines = [
+        f"zodbshootout compare: inconclusive: asked to catch a {percent:g}% slowdown "
+        f"(--fail-if-slower {percent:g}), but {len(blind)} cell(s) could not have shown it:"
+    ]
+    for comparison, cell in blind[:10]:
+        seen = cell.detectable_slowdown_percent
+        can = "untested (1 repetition)" if seen is None else f"can detect {format_percent(seen)}"
+        lines.append(
+            f"  {comparison.changed_name}: {describe_cell(cell.key)}: "
+            f"{format_ratio(cell.ratio)}, {can}"
+        )
+    if len(blind) > 10:
+        lines.append(f"  ... and {len(blind) - 10} more")
+    if counts and all(counts):
+        advice = f"run both with -r {max(c for c in counts if c)} (at today's spread)"
+    else:
+        advice = "more repetitions alone won't do at today's spread"
+    lines.append(
+        f"  To resolve {percent:g}%: {advice}, on a quieter machine, or raise the threshold."
+    )
+    return lines
+
+
+def _compare_mix_runs(args: argparse.Namespace, results: list[RunResult], names: list[str]) -> int:
+    """Each changed mix run against the base; exit 1 when --fail-if-slower's p99 test trips."""
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_compare import (
+        MetricComparison,
+        MixComparison,
+        compare_mix,
+        slower_p99,
+    )
+
+    if not all(result.mix for result in results):
+        raise UsageError("a mix run can only be compared with another mix run")
+    base, base_name = MixRun.of(results[0]), names[0]
+    slower: list[tuple[str, MetricComparison]] = []
+    comparisons = []
+    for changed, name in zip(results[1:], names[1:], strict=True):
+        rows = compare_mix(base, MixRun.of(changed))
+        if not rows:
+            raise UsageError(f"{base_name} and {name} have no database in common")
+        comparisons.append(MixComparison(rows, base_name, name))
+        if args.fail_if_slower is not None:
+            slower.extend((name, row) for row in slower_p99(rows, args.fail_if_slower))
+    print_lines(get_format(args.format).mix_comparisons(comparisons))
+    if not slower:
+        return EXIT_OK
+    _say_slower(
+        f"p99 significantly slower than the base by more than {args.fail_if_slower:g}%",
+        [
+            f"{name}: {row.database}: p99 {row.base:.2f} ms -> {row.changed:.2f} ms "
+            f"(adjusted p={row.p_adjusted:.3g})"
+            for name, row in slower
+        ],
+    )
+    return EXIT_CELLS_FAILED
+
+
+COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

@@ -1,0 +1,54 @@
+"""``zodbshootout show RESULT.json``: a saved run's table again, in any format, or its metadata."""
+
+from __future__ import annotations
+
+import argparse
+
+from zodbshootout.cli.commands import Command
+from zodbshootout.cli.parsing import add_aggregate, add_format
+from zodbshootout.cli.printing import print_lines, print_spread_warning, print_table
+from zodbshootout.cli.saved import saved_aggregate
+from zodbshootout.errors import EXIT_OK
+from zodbshootout.render.formats import FORMATS, get_format
+from zodbshootout.results import file as resultfile
+from zodbshootout.results.mix import MixRun
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("result", metavar="RESULT.json", help="a file saved with -o or --save-to")
+    add_format(parser, "csv", {}, last=", ", saved=True)
+    parser.add_argument(
+        "--metadata",
+        action="store_true",
+        help="print where and how the run was measured (label, date, machine, versions, "
+        "options) instead of the table",
+    )
+    add_aggregate(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = resultfile.load(args.result)
+    if args.metadata:
+        from zodbshootout.render.metadata import format_metadata
+
+        print_lines(format_metadata(result))
+        return EXIT_OK
+    saved = result.metadata.get("format")
+    if result.mix:
+        # Runs saved before mix took --format say "mix": the table.
+        format_name = args.format or (saved if saved in FORMATS else "table")
+        print_lines(get_format(format_name).mix(MixRun.of(result)))
+        return EXIT_OK
+    format_name = args.format or (saved if saved in FORMATS else "csv")
+    print_table(result, format_name, saved_aggregate(result, args.aggregate))
+    if not args.quiet:
+        print_spread_warning(result)
+    return EXIT_OK
+
+
+COMMAND = Command(
+    description="Print the table of a saved run (-o) again, in any format, or its metadata.",
+    add_arguments=add_arguments,
+    run=run,
+    quiet_help="don't repeat the warning about noisy cells",
+)

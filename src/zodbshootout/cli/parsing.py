@@ -1,0 +1,94 @@
+"""The pieces every parser of the command line shares: usage errors, --aggregate, --format.
+
+A usage error is one line and our exception (:class:`Parser`); --format
+offers every format of the registry (:mod:`zodbshootout.render.formats`),
+the subcommand's default first, so that a new format reaches every
+subcommand without touching it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import NoReturn
+
+from zodbshootout.errors import UsageError
+from zodbshootout.outputfile import written_name
+from zodbshootout.render.formats import format_names
+from zodbshootout.results.stats import AGGREGATES
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and our exception."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def percent(text: str) -> float:
+    """A percentage of at least 0 (``5`` or ``5%``); 100% slower is twice as slow."""
+    try:
+        value = float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if not value >= 0.0:  # 100% slower is twice as slow, so no upper bound
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage of at least 0")
+    return value
+
+
+def add_files(parser: argparse.ArgumentParser, name: str, metavar: str, help: str) -> None:
+    """The files (or directories) a subcommand reads: one or more."""
+    parser.add_argument(name, metavar=metavar, nargs="+", help=help)
+
+
+def add_output(
+    parser: argparse.ArgumentParser, metavar: str, help: str, required: bool = False
+) -> None:
+    """-o/--output: where to write (refused at once when it names what must not be written)."""
+    parser.add_argument(
+        "-o", "--output", type=written_name, metavar=metavar, required=required, help=help
+    )
+
+
+def add_aggregate(parser: argparse.ArgumentParser, whose: str = "the run") -> None:
+    """--aggregate of a subcommand on saved runs: by default, what *whose* used."""
+    parser.add_argument(
+        "--aggregate",
+        choices=AGGREGATES,
+        default=None,
+        help=f"combine repetitions by mean or best (default: what {whose} used)",
+    )
+
+
+def choice_list(
+    names: list[str], notes: Mapping[str, str] | None = None, last: str = " or "
+) -> str:
+    """``table (aligned text, default), markdown, csv or json``: *names* with their *notes*."""
+    notes = notes or {}
+    items = [f"{name} ({notes[name]})" if name in notes else name for name in names]
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + last + items[-1]
+
+
+def add_format(
+    parser: argparse.ArgumentParser,
+    default: str,
+    notes: Mapping[str, str],
+    *,
+    last: str = " or ",
+    prefix: str = "",
+    saved: bool = False,
+) -> None:
+    """--format: every registered format, *default* first, each with its *notes* in --help.
+
+    *saved*: the subcommand prints a saved run, by default in the format the
+    run printed (its --help says so; *default* only orders the choices).
+    """
+    names = format_names(default)
+    described = prefix + choice_list(names, notes, last)
+    if saved:
+        described += " (default: what the run printed)"
+    parser.add_argument(
+        "--format", choices=names, default=None if saved else default, help=described
+    )
