@@ -16,7 +16,7 @@ from sample_run import sample_result
 from zodbshootout.cli.arguments import build_parser
 from zodbshootout.cli.commands import COMMANDS, load_command
 from zodbshootout.cli.entry import main
-from zodbshootout.cli.subcommand import build_parser as build_subcommand_parser
+from zodbshootout.cli.subcommand import build_subcommand_parser
 from zodbshootout.render.formats import FORMATS, Format, format_names, get_format
 from zodbshootout.results import file as resultfile
 

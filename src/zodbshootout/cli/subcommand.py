@@ -19,7 +19,7 @@ from zodbshootout.cli.report import report_error, shorten_long_words
 from zodbshootout.errors import EXIT_SIGINT, EXIT_USAGE, UsageError
 
 
-def build_parser(name: str, command: Command) -> argparse.ArgumentParser:
+def build_subcommand_parser(name: str, command: Command) -> argparse.ArgumentParser:
     """``zodbshootout NAME ...``: the subcommand's arguments, then -q and --debug."""
     parser = Parser(prog=f"zodbshootout {name}", description=command.description)
     command.add_arguments(parser)
@@ -34,7 +34,7 @@ def run_subcommand(argv: Sequence[str]) -> int:
     debug = "--debug" in argv
     try:
         command = load_command(name)
-        args = build_parser(name, command).parse_args(argv[1:])
+        args = build_subcommand_parser(name, command).parse_args(argv[1:])
         return command.run(args)
     except UsageError as e:
         if debug:
