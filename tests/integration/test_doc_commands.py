@@ -65,6 +65,10 @@ NOT_RUN = {
     "or the harness's overhead, it is not a test",
     r"\bCONFIG\b": "a synopsis (CONFIG is a placeholder); the --hosts example names other "
     "machines, which tests/integration/test_two_hosts.py makes in network namespaces",
+    r"^zodbshootout versions (?!--clear-cache)|versions\.json": "builds environments from "
+    "the package index (minutes; checkouts and Pythons of the reader's): "
+    "tests/integration/test_versions.py runs versions and compare on its file with two ZEO "
+    "releases, test_versions_errors.py pip's way and the errors, test_ci_recipe.py a checkout",
 }
 
 #: Exit codes a command may end with besides 0: a CI gate's verdicts (slower, inconclusive).
@@ -297,7 +301,12 @@ def run(command: Command, directory: pathlib.Path, prepare: bool = True) -> None
     done = subprocess.run(
         words,
         cwd=directory,
-        env={**{k: v for k, v in os.environ.items() if k != "ZODBSHOOTOUT_DATA"}, **env},
+        env={
+            **{k: v for k, v in os.environ.items() if k != "ZODBSHOOTOUT_DATA"},
+            # versions --clear-cache clears this test's cache, not the reader's.
+            "ZODBSHOOTOUT_CACHE_DIR": str(directory / ".cache"),
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=300,

@@ -34,7 +34,12 @@ def run_subcommand(argv: Sequence[str]) -> int:
     debug = "--debug" in argv
     try:
         command = load_command(name)
-        args = build_subcommand_parser(name, command).parse_args(argv[1:])
+        words, passed = list(argv[1:]), []
+        if command.passes_on and "--" in words:
+            words, passed = words[: words.index("--")], words[words.index("--") + 1 :]
+        args = build_subcommand_parser(name, command).parse_args(words)
+        if command.passes_on:
+            args.passed = passed
         return command.run(args)
     except UsageError as e:
         if debug:

@@ -105,6 +105,11 @@ def from_document(document: Any, source: str = "result file") -> RunResult:
     Keys a newer writer added with a default are ignored; missing optional
     ones take their defaults.
     """
+    if isinstance(document, dict) and document.get("format") == "zodbshootout-versions":
+        raise UsageError(
+            f"{source} is a versions file (zodbshootout versions -o): only compare reads it "
+            f"(compare {source}, or one variant as {source}#NAME)"
+        )
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise UsageError(f"{source} is not a zodbshootout result file")
     version = document.get("version")

@@ -286,9 +286,9 @@ def merge_reports(
             "count": sum(e["count"] for e in entries),
             "latency": encode(merge([e["latency"] for e in entries])),
             "service": encode(merge(service)) if service else None,
-            "conflicts": _sum_counts(e["conflicts"] for e in entries),
+            "conflicts": sum_counts(e["conflicts"] for e in entries),
             "retries": sum(e["retries"] for e in entries),
-            "failures": _sum_counts(e["failures"] for e in entries),
+            "failures": sum_counts(e["failures"] for e in entries),
             "lag_sum_seconds": sum(e["lag_sum_seconds"] for e in entries),
             "lag_max_seconds": max(e["lag_max_seconds"] for e in entries),
         }
@@ -306,11 +306,12 @@ def merge_reports(
         "warmup_increments": sum(report["warmup_increments"] for report in reports),
         "uncertain_increments": sum(report["uncertain_increments"] for report in reports),
         "inserted": sum(report["inserted"] for report in reports),
-        "counters": _sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
+        "counters": sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
     }
 
 
-def _sum_counts(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+def sum_counts(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Counts by name (conflicts, failures by class) added up, sorted by name."""
     total: dict[str, int] = {}
     for count in counts:
         for key, value in count.items():
@@ -318,7 +319,8 @@ def _sum_counts(counts: Iterable[dict[str, int]]) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
-def _sum_counters(counters: list[dict[str, int | None]]) -> dict[str, int | None]:
+def sum_counters(counters: list[dict[str, int | None]]) -> dict[str, int | None]:
+    """Storage counters added up; one that some side could not count (None) stays None."""
     total: dict[str, int | None] = {}
     for counter in counters:
         for key, value in counter.items():

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "cachesim": "zodbshootout.cli.commands.cachesim",
     "mix": "zodbshootout.cli.commands.mix",
     "report": "zodbshootout.cli.commands.report",
+    "versions": "zodbshootout.cli.commands.versions",
 }
 
 
@@ -41,6 +42,8 @@ class Command:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     quiet_help: str = "no warnings on stderr"
+    #: The words after ``--`` are not its arguments but passed on (``args.passed``).
+    passes_on: bool = False
 
 
 def load_command(name: str) -> Command:

@@ -1,5 +1,8 @@
 """``zodbshootout compare BASE.json CHANGED.json...``: each changed run against the base.
 
+A versions file (``zodbshootout versions -o``) stands for its variants, the
+first the base; ``FILE.json#NAME`` for one of them.
+
 Classic runs cell by cell (rates, ratio, whether the difference is
 significant: Welch's t-test, Holm-corrected; a geometric-mean summary);
 mix runs per database, operation and metric.  ``--fail-if-slower PCT``
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from zodbshootout.cli.commands import Command
@@ -19,7 +23,6 @@ from zodbshootout.cli.printing import print_lines
 from zodbshootout.cli.saved import busy_lines, format_differences, run_names, saved_aggregate, warn
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, UsageError
 from zodbshootout.render.formats import get_format
-from zodbshootout.results import file as resultfile
 from zodbshootout.results import metadata
 from zodbshootout.results.record import RunResult
 
@@ -31,11 +34,16 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("base", metavar="BASE.json", help="the run to compare against")
+    parser.add_argument(
+        "base",
+        metavar="BASE.json",
+        help="the run to compare against; a versions file (zodbshootout versions -o) "
+        "stands for its variants, the first the base; FILE.json#NAME for one variant",
+    )
     parser.add_argument(
         "changed",
         metavar="CHANGED.json",
-        nargs="+",
+        nargs="*",
         help="one or more runs with the change, each compared with BASE.json",
     )
     add_format(parser, "table", {"table": "aligned text, default", "markdown": "for pull requests"})
@@ -52,11 +60,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    results, names, variants = load_compared([args.base, *args.changed])
+    return compare_runs(results, names, args, expected=VARIANT_FACTS if variants else ())
+
+
+def load_compared(paths: list[str]) -> tuple[list[RunResult], list[str], bool]:
+    """The runs to compare, their names, and whether all are variants of versions files.
+
+    A versions file stands for all its variants, ``FILE#NAME`` for one of them.
+    """
+    from zodbshootout.results.versions import load_runs
+
+    loaded = [(path, name, result) for path in paths for name, result in load_runs(path)]
+    if len(loaded) < 2:
+        raise UsageError("compare needs two runs (BASE.json CHANGED.json) or a versions file")
+    plain = [(path, result) for path, name, result in loaded if name is None]
+    plain_names = iter(run_names([p for p, _r in plain], [r for _p, r in plain]))
+    names = [name if name is not None else next(plain_names) for _p, name, _r in loaded]
+    return [r for _p, _n, r in loaded], names, not plain
+
+
+#: What differs between variants on purpose: not worth a warning when comparing them.
+VARIANT_FACTS = ("Python", "ZODB", "ZEO", "RelStorage")
+
+
+def compare_runs(
+    results: list[RunResult],
+    names: list[str],
+    args: argparse.Namespace,
+    expected: Sequence[str] = (),
+) -> int:
+    """Print each run compared with the first; the exit code of --fail-if-slower.
+
+    *expected* names the facts the runs differ in on purpose (no warning).
+    """
     from zodbshootout.results.compare import compare_results, require_common_cells
 
-    paths = [args.base, *args.changed]
-    results = [resultfile.load(path) for path in paths]
-    names = run_names(paths, results)
     if any(result.mix for result in results):
         return _compare_mix_runs(args, results, names)
     base, base_name = results[0], names[0]
@@ -66,7 +105,11 @@ def run(args: argparse.Namespace) -> int:
         # Refused before any warning: an error is one line.
         comparison = compare_results(base, changed, aggregate, base_name, name)
         require_common_cells(comparison)
-        differences = metadata.differing_facts(base.metadata, changed.metadata)
+        differences = [
+            fact
+            for fact in metadata.differing_facts(base.metadata, changed.metadata)
+            if fact[0] not in expected
+        ]
         if differences:
             warn("compare", [format_differences(name, base_name, differences)], args.quiet)
         warn("compare", busy_lines(base_name, base, name, changed), args.quiet)

@@ -1,0 +1,100 @@
+"""A tiny package that makes every storage load take twice as long: a known slowdown.
+
+Installed into a variant's environment like any requirement
+(``zodbshootout-test-slowdown @ file:///.../the.whl``), it slows that
+variant alone.  The wheel is written here, file by file (a wheel is a zip
+with its metadata and a RECORD of hashes), so no build tool or network is
+needed.  Its ``.pth`` file (site-packages runs a line that starts with
+``import``) registers an import hook; when ZODB's ``mvccadapter`` module is
+imported, the hook wraps ``MVCCAdapterInstance.load`` — every object a
+connection reads from a non-MVCC storage (FileStorage, ZEO) goes through
+it — so that each call takes as long again as it took, working (a sleep
+would add the system's wake-up latency, tens of microseconds, to a load of
+a few from a FileStorage): exactly twice as long.  The test measures a
+FileStorage read in one thread, where nothing else waits for the CPU this
+holds (over ZEO, the spin would also starve the client's I/O thread).
+RelStorage connections don't use that adapter: their cells stay as fast.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import pathlib
+import zipfile
+
+NAME = "zodbshootout_test_slowdown"
+DISTRIBUTION = "zodbshootout-test-slowdown"
+VERSION = "1.0"
+
+HOOK = '''\
+"""Every MVCCAdapterInstance.load takes twice as long (zodbshootout's tests)."""
+import importlib.abc
+import importlib.util
+import sys
+import time
+
+TARGET = "ZODB.mvccadapter"
+
+
+def _slowed(load):
+    def load_twice_as_long(self, oid):
+        start = time.perf_counter()
+        try:
+            return load(self, oid)
+        finally:
+            until = time.perf_counter() + (time.perf_counter() - start)
+            while time.perf_counter() < until:
+                pass
+    return load_twice_as_long
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != TARGET:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        execute = spec.loader.exec_module
+
+        def exec_module(module):
+            execute(module)
+            adapter = module.MVCCAdapterInstance
+            adapter.load = _slowed(adapter.load)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if TARGET not in sys.modules:
+    sys.meta_path.insert(0, _Hook())
+'''
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def build_wheel(directory: pathlib.Path) -> pathlib.Path:
+    """Write the slowdown wheel into *directory*; its path."""
+    info = f"{NAME}-{VERSION}.dist-info"
+    files = {
+        f"{NAME}.py": HOOK.encode(),
+        f"{NAME}.pth": f"import {NAME}\n".encode(),
+        f"{info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: {VERSION}\n"
+            "Summary: zodbshootout's tests: every storage load twice as long\n"
+        ).encode(),
+        f"{info}/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: zodbshootout-tests\n"
+            b"Root-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = [_record_line(name, data) for name, data in files.items()]
+    files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
+    wheel = directory / f"{NAME}-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return wheel
