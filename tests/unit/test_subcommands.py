@@ -92,7 +92,7 @@ def test_export_writes_pyperf(saved, tmp_path):
         (["show"], "the following arguments are required: RESULT.json"),
         (["show", "/nonexistent/run.json"], "cannot read result file /nonexistent/run.json"),
         (["plot", "x.json"], "the following arguments are required: -o/--output"),
-        (["compare", "a.json"], "required: CHANGED.json"),
+        (["compare", "a.json"], "cannot read result file a.json"),
         (["show", "x.json", "--format", "yaml"], "invalid choice: 'yaml'"),
     ],
 )
