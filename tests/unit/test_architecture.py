@@ -142,6 +142,8 @@ MAY_IMPORT = {
     "phases": {"storages", "workload"},
     "rawkv": {"config", "phases", "results", "workload"},
     "concurrency": {"config", "database", "phases", "probes", "results", "storages", "workload"},
+    # --rtt: proxies, the configuration rewritten through them, the RTT seen.
+    "network": {"config", "database", "storages"},
     "run": {
         *("concurrency", "config", "database", "phases", "probes"),
         *("rawkv", "results", "storages", "workload"),
@@ -207,6 +209,8 @@ WRITES_STANDARD_STREAMS = {
     # The embedded ZEO server is a program of its own: it reports its
     # address on stdout and a failure on stderr to the runner that started it.
     "zodbshootout.storages.zeo.server",
+    # So is the delaying proxy: its addresses and answers go to the run that owns it.
+    "zodbshootout.network.proxy",
 }
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from zodbshootout.storages.network import ServerLink
+
 #: Suffix of the files a blob cache holds; the cache's own files (layout
 #: marker, lock, temporary directory) are left alone.
 BLOB_SUFFIX = ".blob"
@@ -271,6 +273,10 @@ class StorageKind:
 
     def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
         """Notes for under the table, from the facts :meth:`describe` found."""
+        return []
+
+    def network_links(self, factory: Any) -> list[ServerLink]:
+        """The servers *factory*'s own section reaches over the network (see storages.network)."""
         return []
 
 

@@ -7,6 +7,7 @@ adapter gets mariadb_compat's adjustments before it opens.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any
@@ -22,7 +23,9 @@ from zodbshootout.storages.base import (
     package_version,
     smaller_than_data_note,
 )
+from zodbshootout.storages.network import ServerLink
 from zodbshootout.storages.relstorage import locks, mariadb_compat, round_trips, sqlite_planner
+from zodbshootout.storages.relstorage.network import relstorage_links
 from zodbshootout.storages.tracefile import TraceFile
 
 # Object states this process read from the database, once counting is installed.
@@ -230,6 +233,11 @@ class RelStorageKind(StorageKind):
                 _note_mariadb_adjustments(adapter, cursor, info)
         finally:
             adapter.connmanager.close(conn, cursor)
+        if info["cache_servers"] and _uses_pylibmc(storage):
+            info["cache_server_latency_seconds"] = _memcached_latencies(info["cache_servers"])
+
+    def network_links(self, factory: Any) -> list[ServerLink]:
+        return relstorage_links(factory)
 
     def retryable(self, error: BaseException) -> bool:
         # RelStorage's lock timeouts (not all of them ConflictErrors), without importing it.
@@ -459,6 +467,26 @@ def _uses_pylibmc(storage: Any) -> bool:
     # relstorage.pylibmc_wrapper keeps the pylibmc client as _client.
     client = getattr(client, "_client", client)
     return type(client).__module__.split(".")[0] in ("pylibmc", "_pylibmc")
+
+
+_PING_KEY = "zodbshootout-ping"  # a key nobody sets: each get is one round trip
+
+
+def _memcached_latencies(servers: list[str]) -> dict[str, float]:
+    """Each cache server's round trip: the median of a few gets of a key nobody sets.
+
+    Through a pylibmc client of the tool's own (see shared_cache_counts).
+    """
+    import pylibmc
+
+    latencies = {}
+    for server in servers:
+        client = pylibmc.Client([server])
+        try:
+            latencies[server] = median_latency_seconds(functools.partial(client.get, _PING_KEY))
+        finally:
+            client.disconnect_all()
+    return latencies
 
 
 def _server_list(servers: Any) -> list[str]:

@@ -30,7 +30,9 @@ from zodbshootout.storages.base import (
     zodb_config_factory,
 )
 from zodbshootout.storages.filestorage import file_length
+from zodbshootout.storages.network import ServerLink
 from zodbshootout.storages.tracefile import TraceFile
+from zodbshootout.storages.zeo.network import zeo_links
 from zodbshootout.storages.zeo.section import EmbeddedZEO
 
 # loadBefore requests this process put on the wire, once counting is installed.
@@ -50,7 +52,11 @@ class ZEOKind(StorageKind):
         return type(storage).__module__.startswith("ZEO.")
 
     def owns_factory(self, factory: Any) -> bool:
-        return isinstance(factory, EmbeddedZEO) or zodb_config_factory(factory, "ZEOClient")
+        if isinstance(factory, EmbeddedZEO) or zodb_config_factory(factory, "ZEOClient"):
+            return True
+        # ZEO's own <clientstorage> section (%import ZEO): the same keys.
+        cls = type(factory)
+        return cls.__module__ == "ZEO.zconfig" and cls.__name__ == "ClientStorageConfig"
 
     def name_client_cache(self, factory: Any, label: str) -> None:
         # ZEO locks a persistent cache file, so two workers can't share one.
@@ -140,6 +146,9 @@ class ZEOKind(StorageKind):
         info["persistent_cache"] = bool(getattr(cache, "path", None))
         info["latency_seconds"] = median_latency_seconds(storage.ping)
         info["history"] = "preserving" if storage.supportsUndo() else "free"
+
+    def network_links(self, factory: Any) -> list[ServerLink]:
+        return zeo_links(factory)
 
 
 def _count_requests() -> None:
