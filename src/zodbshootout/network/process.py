@@ -84,6 +84,11 @@ class ProxyProcess:
         return self._process.poll() is None
 
     @property
+    def exit_code(self) -> int | None:
+        """Its exit code once it has stopped (0: it ended as asked; negative: a signal)."""
+        return self._process.poll()
+
+    @property
     def listening(self) -> list[Address]:
         """Where each target is reached, in the targets' order; CellError if it did not start."""
         if self._listening is None:

@@ -307,24 +307,29 @@ def _receive_stamped(sock: socket.socket) -> tuple[bytes, float]:
 
 
 class _Lateness:
-    """How late a sleep ends here, on average (seconds): the next sleeps end that much earlier.
+    """How late a sleep ends here at least, usually (seconds): the next sleeps end that much earlier.
 
     A sleep ends when the kernel wakes the thread, some tens of µs after
     its timer (more on a virtual machine); left alone, that would add to
-    every delay.  One estimate for the process, updated by every sleep
-    (an exponential moving average); a race between two updates loses one
-    sample, no more.
+    every delay.  The estimate follows the low end of the recent samples --
+    down at once, up slowly -- so that a burst of load on the machine does
+    not make the next chunks leave early; it never exceeds CEILING_SECONDS.
+    One estimate for the process, updated by every sleep; a race between
+    two updates loses one sample, no more.
     """
 
-    WEIGHT = 0.1
-    CEILING_SECONDS = 1e-3
+    RISE = 0.02
+    CEILING_SECONDS = 0.2e-3
 
     def __init__(self) -> None:
         self.seconds = 0.0
 
     def observe(self, late_seconds: float) -> None:
         sample = min(max(late_seconds, 0.0), self.CEILING_SECONDS)
-        self.seconds += self.WEIGHT * (sample - self.seconds)
+        if sample < self.seconds:
+            self.seconds = sample
+        else:
+            self.seconds += self.RISE * (sample - self.seconds)
 
 
 _lateness = _Lateness()
