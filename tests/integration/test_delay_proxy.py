@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import textwrap
@@ -19,12 +18,13 @@ import time
 
 import pytest
 
-from support.local import free_port
-from support.processes import session_processes, wait_until_session_empty
-from support.tcp import EchoServer, StreamServer, added_round_trip, check_stream, ping
 from zodbshootout.errors import CellError
 from zodbshootout.network.delays import RttStep, parse_rtt_ladder
 from zodbshootout.network.process import ProxyProcess
+
+from support.local import free_port
+from support.processes import session_processes, wait_until_session_empty
+from support.tcp import EchoServer, StreamServer, added_round_trip, check_stream, ping
 
 pytestmark = pytest.mark.slow
 
@@ -88,26 +88,25 @@ def _numbered_round_trips(sock: socket.socket, count: int) -> list[float]:
     return durations
 
 
-def test_jitter_spreads_round_trips_around_the_step_without_reordering():
-    """4 ms ± 2: each direction draws within 2 ms ± 1 ms, so a round trip lies within
-    4 ms ± 2 ms, the sum of two uniform draws, whose median is the step's.  Compared
-    with the same step without jitter, alternately, so that the machine's load weighs
-    on both alike."""
+def test_jitter_spreads_round_trips_over_its_range_without_reordering():
+    """4 ms ± 2: each direction draws within 2 ms ± 1 ms, so round trips take 2 to 6 ms
+    more, an eighth of them under 3 ms (the draws themselves: tests/unit/test_rtt_ladder).
+    Load on the machine only ever adds time, so the lowest round trips are compared
+    with those of the same step without jitter, measured alternately."""
     fixed, jittered = RttStep(4e-3), RttStep(4e-3, 2e-3)
     seen: dict[RttStep, list[float]] = {fixed: [], jittered: []}
     with EchoServer() as echo, ProxyProcess([echo.address]) as proxy:
-        with socket.create_connection(proxy.listening[0]) as sock:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = socket.create_connection(proxy.listening[0])
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with sock:
             for _ in range(4):
                 for step in (fixed, jittered):
                     proxy.set_rtt(step)
-                    seen[step] += _numbered_round_trips(sock, 30)[2:]
-    difference = statistics.median(seen[jittered]) - statistics.median(seen[fixed])
-    assert abs(difference) <= tolerance(4e-3)
-    deciles = {step: statistics.quantiles(durations, n=10) for step, durations in seen.items()}
-    spread = {step: d[-1] - d[0] for step, d in deciles.items()}
-    assert spread[jittered] > spread[fixed] + 1e-3  # it does vary
-    assert min(seen[jittered]) > 2e-3 - 0.2e-3
+                    seen[step] += _numbered_round_trips(sock, 40)[2:]
+    lowest = min(seen[fixed])  # the base round trip and 4 ms
+    assert min(seen[jittered]) > lowest - 2e-3 - 0.2e-3  # never below the range
+    assert min(seen[jittered]) < lowest - 1e-3  # some 2 to 3 ms round trips
+    assert max(seen[jittered]) > lowest + 1e-3
 
 
 def test_a_delay_does_not_throttle_a_bulk_transfer():
@@ -205,5 +204,7 @@ def test_nothing_is_left_when_the_owner_is_killed():
 
 
 def test_a_proxy_that_cannot_start_says_why():
-    with pytest.raises(CellError, match="the delaying proxy did not start: .*No module named"):
-        ProxyProcess([("127.0.0.1", 1)], command=[sys.executable, "-m", "no_such_module"]).listening
+    proxy = ProxyProcess([("127.0.0.1", 1)], command=[sys.executable, "-m", "no_such_module"])
+    with pytest.raises(CellError, match=r"the delaying proxy did not start: .*No module named"):
+        proxy.route(("127.0.0.1", 1))
+    assert not proxy.alive()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ETC
 from zodbshootout import storages
 from zodbshootout.config.loader import load_config, parse_source
 from zodbshootout.errors import UsageError
@@ -18,6 +17,8 @@ from zodbshootout.network.delayed import plan_ladder
 from zodbshootout.network.routes import apply_edits, find_servers, rewrite
 from zodbshootout.storages.network import LineEdit
 from zodbshootout.storages.relstorage.network import parse_conninfo
+
+from conftest import ETC
 
 PROXY = ("127.0.0.1", 40001)
 
@@ -185,7 +186,7 @@ def test_libpq_defaults_name_the_postgresql_server(write_config, data_dir, monke
     assert servers.targets == [("db.example", 6543)]
     proxied = rewrite(config.source, servers, {("db.example", 6543): PROXY})
     dsn = parse_conninfo(_adapter_config(parse_source(proxied.source), "db").dsn)
-    assert (dsn["host"], dsn["port"]) == PROXY[:1] + ("40001",)
+    assert (dsn["host"], dsn["port"]) == (*PROXY[:1], "40001")
 
 
 def test_pymysql_reaches_localhost_over_tcp_and_gets_a_port_line(write_config, data_dir):
@@ -208,7 +209,7 @@ def test_zeo_failover_lists_and_clientstorage_sections_are_rewritten_line_by_lin
     assert servers.targets == [("10.0.0.1", 8100), ("::1", 8101)]
     routes = _routes(servers)
     proxied = rewrite(config.source, servers, routes)
-    factory = list(storages.storage_factories(parse_source(proxied.source).databases["db"]))[0]
+    factory = next(iter(storages.storage_factories(parse_source(proxied.source).databases["db"])))
     assert [s.address for s in factory.config.server] == [
         ("127.0.0.1", 40001),
         ("127.0.0.1", 40002),

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import statistics
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from zodbshootout.errors import UsageError
 from zodbshootout.network.delays import MAX_STEPS, RttStep, parse_rtt_ladder
+from zodbshootout.network.proxy import Delay
 
 
 def ms(*values: float) -> tuple[RttStep, ...]:
@@ -90,3 +94,15 @@ def test_any_text_is_a_ladder_or_one_clean_line(text):
     assert "\n" not in message
     for step in steps:
         assert 0 <= step.jitter_seconds <= step.rtt_seconds <= 10
+
+
+def test_the_proxy_draws_each_direction_uniformly_within_half_the_jitter():
+    """2 ms ± 1 on the round trip: each chunk waits 1 ms ± 0.5 ms each way, uniformly."""
+    delay = Delay(rtt_seconds=2e-3, jitter_seconds=1e-3)
+    draws = [delay.one_way(random.Random(seed)) for seed in range(4000)]
+    assert 0.5e-3 <= min(draws) < 0.52e-3
+    assert 1.48e-3 < max(draws) <= 1.5e-3
+    assert statistics.mean(draws) == pytest.approx(1e-3, abs=0.02e-3)
+    quartiles = statistics.quantiles(draws, n=4)  # uniform: evenly spaced
+    assert quartiles == pytest.approx([0.75e-3, 1e-3, 1.25e-3], abs=0.03e-3)
+    assert Delay(rtt_seconds=2e-3).one_way(random.Random(1)) == 1e-3

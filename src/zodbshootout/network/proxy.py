@@ -307,7 +307,7 @@ def _receive_stamped(sock: socket.socket) -> tuple[bytes, float]:
 
 
 class _Lateness:
-    """How late a sleep ends here at least, usually (seconds): the next sleeps end that much earlier.
+    """How late a sleep usually ends here at least (seconds): the next ones end that much earlier.
 
     A sleep ends when the kernel wakes the thread, some tens of µs after
     its timer (more on a virtual machine); left alone, that would add to
