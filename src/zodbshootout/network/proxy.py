@@ -312,14 +312,14 @@ class _Lateness:
     A sleep ends when the kernel wakes the thread, some tens of µs after
     its timer (more on a virtual machine); left alone, that would add to
     every delay.  The estimate follows the low end of the recent samples --
-    down at once, up slowly -- so that a burst of load on the machine does
-    not make the next chunks leave early; it never exceeds CEILING_SECONDS.
-    One estimate for the process, updated by every sleep; a race between
-    two updates loses one sample, no more.
+    down at once, up slowly -- and never exceeds CEILING_SECONDS, so that a
+    sleep rarely ends before its chunk is due, and then by little (the rest
+    is waited out in :func:`_sleep_until`).  One estimate for the process,
+    updated by every sleep; a race between two updates loses one sample.
     """
 
     RISE = 0.02
-    CEILING_SECONDS = 0.2e-3
+    CEILING_SECONDS = 0.1e-3
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -336,12 +336,19 @@ _lateness = _Lateness()
 
 
 def _sleep_until(due: float) -> None:
-    """Sleep until *due* (monotonic seconds), ending early by the usual lateness."""
+    """Return at *due* (monotonic seconds) or just after, never before.
+
+    The sleep ends early by the usual lateness; if the thread then wakes
+    before *due*, it waits the rest out yielding the interpreter lock
+    (``sleep(0)``), at most CEILING_SECONDS.
+    """
     target = due - _lateness.seconds
     wait = target - time.monotonic()
     if wait > 0:
         time.sleep(wait)
         _lateness.observe(time.monotonic() - target)
+    while time.monotonic() < due:
+        time.sleep(0)
 
 
 def _shut(sock: socket.socket) -> None:
