@@ -95,21 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(ours)
     extra = extra or ["-n", "1000", "-c", "2", "-r", "3"]
     ratios: dict[str, list[float]] = {}
-    loads = []
     with tempfile.TemporaryDirectory(prefix="proxy-classic-") as scratch:
         work = Path(scratch)
-        with zeo_server(work / "direct.fs") as direct, zeo_server(work / "proxied.fs") as behind:
-            with ProxyProcess([("127.0.0.1", behind)]) as proxy:
-                config = work / "zeo.conf"
-                config.write_text(_config(direct, proxy.listening[0]))
-                for number in range(args.rounds):
-                    before = os.getloadavg()[0]
-                    for cell, ratio in _ratios(config, extra, work / f"{number}.json").items():
-                        ratios.setdefault(cell, []).append(ratio)
-                    loads.append((before, os.getloadavg()[0]))
-                    print(
-                        f"round {number + 1}: load {before:.1f} -> {loads[-1][1]:.1f}", flush=True
-                    )
+        with contextlib.ExitStack() as stack:
+            direct = stack.enter_context(zeo_server(work / "direct.fs"))
+            behind = stack.enter_context(zeo_server(work / "proxied.fs"))
+            proxy = stack.enter_context(ProxyProcess([("127.0.0.1", behind)]))
+            config = work / "zeo.conf"
+            config.write_text(_config(direct, proxy.listening[0]))
+            for number in range(args.rounds):
+                before = os.getloadavg()[0]
+                for cell, ratio in _ratios(config, extra, work / f"{number}.json").items():
+                    ratios.setdefault(cell, []).append(ratio)
+                after = os.getloadavg()[0]
+                print(f"round {number + 1}: load {before:.1f} -> {after:.1f}", flush=True)
     print(f"\nproxied at 0 ms / direct, ZEO, mean rates, {args.rounds} rounds ({' '.join(extra)}):")
     for cell, values in ratios.items():
         spread = f"{min(values):.2f}-{max(values):.2f}"
