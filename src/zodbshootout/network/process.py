@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -42,8 +43,10 @@ def proxy_command(host: HostSpec | None = None) -> list[str]:
     if host is None or host.is_local:
         return [sys.executable, "-m", PROXY_MODULE]
     python = host.python or sys.executable
-    # -T: no terminal, so the end of ssh's input reaches the proxy's.
-    return ["ssh", "-T", "-o", "BatchMode=yes", host.name, python, "-m", PROXY_MODULE]
+    # -T: no terminal, so the end of ssh's input reaches the proxy's.  ssh
+    # hands the remote shell one command line: quoted here, once.
+    remote = shlex.join([python, "-m", PROXY_MODULE])
+    return ["ssh", "-T", "-o", "BatchMode=yes", host.name, remote]
 
 
 class ProxyProcess:
