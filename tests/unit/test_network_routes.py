@@ -12,8 +12,8 @@ import pytest
 
 from zodbshootout import storages
 from zodbshootout.config.loader import load_config, parse_source
-from zodbshootout.errors import UsageError
-from zodbshootout.network.delayed import plan_ladder
+from zodbshootout.errors import CellError, UsageError
+from zodbshootout.network.delayed import DelayedDatabase, plan_ladder
 from zodbshootout.network.routes import apply_edits, find_servers, rewrite
 from zodbshootout.storages.network import LineEdit
 from zodbshootout.storages.relstorage.network import parse_conninfo
@@ -105,6 +105,25 @@ def test_a_configuration_without_servers_has_nothing_to_delay(write_config, data
     # With the embedded default, ZEO is something to delay.
     local = load_config(str(ETC / "local.conf"), data_dir)
     assert set(plan_ladder(local, local.names)) == {"zeo_fs", "sqlite", "zeo_pcache"}
+
+
+def test_a_delayed_database_without_servers_is_the_original_and_a_refused_one_says_why(
+    write_config, data_dir, monkeypatch
+):
+    monkeypatch.delenv("PGHOST", raising=False)
+    local = load_config(str(ETC / "local.conf"), data_dir)
+    with DelayedDatabase(local, "sqlite") as delayed:  # no server: no proxy process
+        assert delayed.proxied.source == local.source
+        assert delayed.proxied.embedded == []
+    with pytest.raises(ValueError, match="embedded ZEO servers' addresses are needed"):
+        DelayedDatabase(local, "zeo_fs")
+    section = "<relstorage>\n<postgresql>\ndsn dbname=x\n</postgresql>\n</relstorage>"
+    config, _servers = _one(write_config, data_dir, section)
+    with pytest.raises(CellError, match=r"^db: it reaches PostgreSQL through a Unix socket"):
+        DelayedDatabase(config, "db")
+    # Its only server can't be delayed: the ladder says why, in one line.
+    with pytest.raises(UsageError, match=r"^--rtt: db: it reaches PostgreSQL through a Unix"):
+        plan_ladder(config, config.names)
 
 
 def _one(write_config, data_dir, section: str, name: str = "db"):

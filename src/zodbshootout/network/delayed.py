@@ -73,6 +73,8 @@ class DelayedDatabase:
         refusal = self.servers.refusal()
         if refusal:
             raise CellError(refusal)
+        if any(link.embedded and not link.addresses for link in self.servers.links):
+            raise ValueError(f"{name}: its embedded ZEO servers' addresses are needed")
         self._original = ProxiedSource(config.source, list(embedded))
         self._proxy: ProxyProcess | None = None
         self._proxied: ProxiedSource | None = None
