@@ -4,7 +4,7 @@ ZEO (the tool's embedded server, and a runzeo of the test's named in a
 ``<zeoclient>`` section), RelStorage on a PostgreSQL database of the
 test's own, and memcached: each is written and read through its proxy,
 and the round trip the tool measures at the protocol level (a ZEO ping, a
-``SELECT 1``, a memcached get) is checked at 2 ms and 10 ms against the
+``SELECT 1``, a memcached ``version``) is checked at 2 ms and 10 ms against the
 asked value and against an independent ping of an echo server behind the
 same proxy process.
 """

@@ -2,7 +2,7 @@
 
 The same probe as the database's description (zodbshootout.database.info):
 the median of a few trivial requests after one untimed -- a ZEO ``ping``,
-a ``SELECT 1`` on RelStorage's database, a ``get`` from each memcached
+a ``SELECT 1`` on RelStorage's database, a ``version`` to each memcached
 server -- on a database opened with the tool's own code, so through
 whatever the configuration given reaches (the proxies of a rewritten one).
 Outside any timed region.

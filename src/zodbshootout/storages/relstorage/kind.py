@@ -7,7 +7,6 @@ adapter gets mariadb_compat's adjustments before it opens.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from typing import Any
@@ -25,7 +24,7 @@ from zodbshootout.storages.base import (
 )
 from zodbshootout.storages.network import ServerLink
 from zodbshootout.storages.relstorage import locks, mariadb_compat, round_trips, sqlite_planner
-from zodbshootout.storages.relstorage.network import relstorage_links
+from zodbshootout.storages.relstorage.network import memcached_latency_seconds, relstorage_links
 from zodbshootout.storages.tracefile import TraceFile
 
 # Object states this process read from the database, once counting is installed.
@@ -233,7 +232,7 @@ class RelStorageKind(StorageKind):
                 _note_mariadb_adjustments(adapter, cursor, info)
         finally:
             adapter.connmanager.close(conn, cursor)
-        if info["cache_servers"] and _uses_pylibmc(storage):
+        if info["cache_servers"]:
             info["cache_server_latency_seconds"] = _memcached_latencies(info["cache_servers"])
 
     def network_links(self, factory: Any) -> list[ServerLink]:
@@ -469,23 +468,13 @@ def _uses_pylibmc(storage: Any) -> bool:
     return type(client).__module__.split(".")[0] in ("pylibmc", "_pylibmc")
 
 
-_PING_KEY = "zodbshootout-ping"  # a key nobody sets: each get is one round trip
-
-
 def _memcached_latencies(servers: list[str]) -> dict[str, float]:
-    """Each cache server's round trip: the median of a few gets of a key nobody sets.
-
-    Through a pylibmc client of the tool's own (see shared_cache_counts).
-    """
-    import pylibmc
-
+    """Each TCP cache server's round trip (see network.memcached_latency_seconds)."""
     latencies = {}
     for server in servers:
-        client = pylibmc.Client([server])
-        try:
-            latencies[server] = median_latency_seconds(functools.partial(client.get, _PING_KEY))
-        finally:
-            client.disconnect_all()
+        seconds = memcached_latency_seconds(server)
+        if seconds is not None:
+            latencies[server] = seconds
     return latencies
 
 

@@ -12,16 +12,21 @@
 - ``<relstorage>``'s ``cache-servers``: memcached's ``host[:port]`` (11211),
   space-separated.  A path is a Unix socket.  ``replica-conf`` lists
   servers in another file, which --rtt does not rewrite: refused.
+
+And how long a memcached server takes to answer (its round trip), which
+the database's description records beside the database server's.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Sequence
 from typing import Any
 
 from zodbshootout.config.keys import written_at
+from zodbshootout.storages.base import median_latency_seconds
 from zodbshootout.storages.network import Address, LineEdit, ServerLink, host_port, replacing
 
 POSTGRESQL_PORT = 5432
@@ -88,6 +93,29 @@ def _memcached_link(config: Any, servers: Sequence[str]) -> ServerLink:
 _MEMCACHED_SERVER = re.compile(
     r"\[(?P<v6>[^\]]+)\](?::(?P<port6>\d+))?|(?P<host>[^:/\s]+)(?::(?P<port>\d+))?"
 )
+
+
+def memcached_latency_seconds(server: str) -> float | None:
+    """The round trip of memcached's ``version`` command to *server*, median of a few.
+
+    Over a connection of its own, in memcached's text protocol, which every
+    server speaks: ``version`` touches none of the counters the run reads
+    (gets, sets, flushes).  None for a server that is no TCP ``host[:port]``.
+    """
+    address = _memcached_address(server)
+    if address is None:
+        return None
+    with socket.create_connection(address, timeout=10) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        answers = sock.makefile("rb")
+
+        def version() -> None:
+            sock.sendall(b"version\r\n")
+            answer = answers.readline()
+            if not answer.startswith(b"VERSION"):
+                raise ConnectionError(f"memcached at {server} answered {answer[:40]!r}")
+
+        return median_latency_seconds(version)
 
 
 def _memcached_address(server: str) -> Address | None:
