@@ -5,7 +5,8 @@ servers serve a FileStorage each (as etc/local.conf's zeo_fs does, through
 ``runzeo`` here), the second behind zodbshootout's proxy at no added delay;
 a configuration written by hand names the first directly and the second
 through the proxy (what ``--rtt 0`` will write itself).  Each round is one
-run of both databases (the runner interleaves their repetitions) and
+run of both databases (the runner interleaves their repetitions; which
+comes first alternates by round) and
 gives per phase the ratio proxied ÷ direct of the mean rates; the median
 and range over the rounds are printed with the load average.  The issue's
 bar: at least 0.9.
@@ -59,12 +60,15 @@ def zeo_server(path: Path) -> Iterator[int]:
         process.wait()
 
 
-def _config(direct: int, proxied: tuple[str, int]) -> str:
+def _config(direct: int, proxied: tuple[str, int], proxied_first: bool) -> str:
+    """Both databases; the order alternates by round (the runner measures in file order)."""
+
     def section(name: str, address: str) -> str:
         return f"<zodb {name}>\n  <zeoclient>\n    server {address}\n  </zeoclient>\n</zodb>\n"
 
     host, port = proxied
-    return section("direct", f"127.0.0.1:{direct}") + section("proxied", f"{host}:{port}")
+    sections = [section("direct", f"127.0.0.1:{direct}"), section("proxied", f"{host}:{port}")]
+    return "".join(reversed(sections) if proxied_first else sections)
 
 
 def _ratios(config: Path, extra: list[str], out: Path) -> dict[str, float]:
@@ -102,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             behind = stack.enter_context(zeo_server(work / "proxied.fs"))
             proxy = stack.enter_context(ProxyProcess([("127.0.0.1", behind)]))
             config = work / "zeo.conf"
-            config.write_text(_config(direct, proxy.listening[0]))
             for number in range(args.rounds):
+                config.write_text(_config(direct, proxy.listening[0], number % 2 == 1))
                 before = os.getloadavg()[0]
                 for cell, ratio in _ratios(config, extra, work / f"{number}.json").items():
                     ratios.setdefault(cell, []).append(ratio)
