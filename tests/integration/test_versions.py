@@ -5,7 +5,7 @@ variant's exact ZEO (checked against the environment's own dist-info
 folder), the rounds alternate (their recorded times), and a second
 invocation finds the environments in the cache instead of building them
 again (its output and the file say so, and the cache entry is untouched).
-Then a variant with a known 2x slowdown of every storage load
+Then a variant with a known 4x slowdown of every storage load
 (tests/support/slowdown.py, a wheel this module writes, installed as that
 variant's requirement) trips ``--fail-if-slower``, which names the slowed
 cell (a FileStorage's cold reads).
