@@ -3,6 +3,13 @@
 Server-backed tests read their hosts from the environment (defaults: the
 local servers CI provisions) and skip with the reason when a server can't be
 reached; CI provisions every server, so there nothing is skipped.
+
+The tests create and drop databases on a PostgreSQL or MariaDB they did not
+start only when asked to (``ZODBSHOOTOUT_TEST_SERVERS=1``, which .ci/run
+sets): on an operator's machine the README's test command leaves those
+servers alone, and their tests skip saying so.  Tests that start private
+instances of their own (support.privatepg, support.privatemariadb) run
+either way.
 """
 
 from __future__ import annotations
@@ -30,6 +37,23 @@ MEMCACHED_HOST = os.environ.get("ZODBSHOOTOUT_MEMCACHED_HOST", "127.0.0.1")
 MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "24004"))
 
 
+#: Set to 1 to let the tests create databases on the servers above (.ci/run does).
+SHARED_SERVERS_VARIABLE = "ZODBSHOOTOUT_TEST_SERVERS"
+#: The servers whose data the tests change; memcached here is etc/provision.sh's own.
+SHARED_KINDS = ("postgresql", "mysql")
+
+
+def shared_servers_refusal(kind: str) -> str | None:
+    """Why the tests may not write to the *kind* server they did not start, or None."""
+    if kind not in SHARED_KINDS or os.environ.get(SHARED_SERVERS_VARIABLE) == "1":
+        return None
+    host, port = _SERVERS[kind]
+    return (
+        f"left the {kind} server at {host}:{port} alone: "
+        f"{SHARED_SERVERS_VARIABLE}=1 lets the tests create databases on it (.ci/run sets it)"
+    )
+
+
 def reachable(host: str, port: int, timeout: float = 1.0) -> str | None:
     """None when something listens at host:port, else the reason it doesn't."""
     try:
@@ -39,13 +63,19 @@ def reachable(host: str, port: int, timeout: float = 1.0) -> str | None:
         return f"nothing reachable at {host}:{port} ({e.strerror or e})"
 
 
+_SERVERS = {
+    "postgresql": (POSTGRESQL_HOST, POSTGRESQL_PORT),
+    "mysql": (MYSQL_HOST, MYSQL_PORT),
+    "memcached": (MEMCACHED_HOST, MEMCACHED_PORT),
+}
+
+
 def require_server(kind: str) -> None:
-    """Skip the calling test, with the reason, unless the *kind* server answers."""
-    host, port = {
-        "postgresql": (POSTGRESQL_HOST, POSTGRESQL_PORT),
-        "mysql": (MYSQL_HOST, MYSQL_PORT),
-        "memcached": (MEMCACHED_HOST, MEMCACHED_PORT),
-    }[kind]
+    """Skip the calling test, with the reason, unless the *kind* server answers and may be used."""
+    refusal = shared_servers_refusal(kind)
+    if refusal:
+        pytest.skip(refusal)
+    host, port = _SERVERS[kind]
     reason = reachable(host, port)
     if reason:
         pytest.skip(f"{kind} server not available: {reason}")

@@ -40,6 +40,7 @@ from conftest import (
     ROOT,
     postgresql_admin,
     reachable,
+    shared_servers_refusal,
 )
 from support import local
 
@@ -215,7 +216,8 @@ def sample_servers(tmp_path_factory):
     Yields the text replacements that point a copy of the sample at them, or the
     reason they can't be had.
     """
-    reasons = [reachable(MYSQL_HOST, MYSQL_PORT), reachable(POSTGRESQL_HOST, POSTGRESQL_PORT)]
+    reasons = [shared_servers_refusal("postgresql"), shared_servers_refusal("mysql")]
+    reasons += [reachable(MYSQL_HOST, MYSQL_PORT), reachable(POSTGRESQL_HOST, POSTGRESQL_PORT)]
     for module in ("psycopg2", "MySQLdb", "pylibmc", "pymysql"):
         try:
             __import__(module)

@@ -21,6 +21,8 @@ from ZODB.FileStorage import FileStorage
 
 from zodbshootout.storages.relstorage import mariadb_compat
 
+from conftest import require_server
+
 MySQLVersionDetector = pytest.importorskip("relstorage.adapters.mysql.schema").MySQLVersionDetector
 
 DB_NAME = "zodbshootout_test_compat"
@@ -49,6 +51,7 @@ OBJECT_COUNT = 20
 @pytest.fixture(scope="module")
 def admin():
     """A connection to the server as an account that may create the test database."""
+    require_server("mysql")
     pymysql = pytest.importorskip("pymysql", reason="PyMySQL is needed to manage the test database")
     try:
         conn = pymysql.connect(

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, SHARED_KINDS, shared_servers_refusal
 from support.local import free_port
 
 pytestmark = [pytest.mark.memcached, pytest.mark.slow]
@@ -53,6 +53,10 @@ def _provision(port: int, listen: str | None = None) -> subprocess.CompletedProc
 def test_listening_on_every_address_restarts_the_benchmarks_memcached():
     if os.geteuid() != 0 or not shutil.which("memcached") or not shutil.which("ss"):
         pytest.skip("needs root, memcached and ss (etc/provision.sh installs them)")
+    # etc/provision.sh creates its databases and roles on the machine's servers.
+    for kind in SHARED_KINDS:
+        if refusal := shared_servers_refusal(kind):
+            pytest.skip(refusal)
     port = free_port()
     try:
         first = _provision(port)
