@@ -96,7 +96,7 @@ def built(tmp_path_factory):
         base,
         120,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     python = venv / "bin" / "python"
     if not have_buildout:
         done = run([str(python), "-m", "pip", "install", "-q", "zc.buildout"], base, 300)
@@ -141,7 +141,7 @@ def test_test_cfg_adds_the_test_runner_from_the_checkout(built):
 def test_bin_zodbshootout_prints_the_table_for_local_conf(built):
     checkout, _output = built
     done = run(["bin/zodbshootout", "etc/local.conf", "-n", "20", "-r", "1", "-q"], checkout, 300)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     lines = done.stdout.splitlines()
     assert [cell.strip() for cell in lines[0].split(",")] == [
         '"Transaction"',

@@ -109,7 +109,7 @@ def test_cachesim_prints_hit_rates_per_size_and_policy(write_config, tmp_path):
     with _traced_database(config, "db", trace_path(str(trace_dir / "db"), "read", 0)) as db:
         _write_then_read(db, rounds=2)
     done = run_cli("cachesim", str(trace_dir), "--sizes", "16KB,32KB,4MB", "--format", "csv")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     rows = done.stdout.splitlines()[1:]
     assert [row.split(",")[1] for row in rows] == ["actual", "simulated", "simulated", "simulated"]
     assert [int(row.split(",")[2]) for row in rows[1:]] == [16 << 10, 32 << 10, 4 << 20]
@@ -166,7 +166,7 @@ def test_cachesim_skips_fifos_and_non_traces_in_a_directory(tmp_path):
     os.mkfifo(tmp_path / "fifo.trace")
     (tmp_path / "notes.trace").write_text("not a trace\n")
     done = run_cli("cachesim", str(tmp_path), "--sizes", "64KB", "--format", "json", timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     document = json.loads(done.stdout)
     assert [row["source"] for row in document["rows"]] == ["actual", "simulated"]
     assert document["rows"][0]["hit_rate"]["zeo"] == 0.5
@@ -237,7 +237,7 @@ def test_a_full_disk_under_cache_trace_keeps_stdout_clean(write_config, tmp_path
         env=env,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     document = json.loads(done.stdout)  # stdout is the result file, nothing else
     assert {m["database"] for m in document["measurements"]} == {"zeo", "sqlite"}
     lines = [line for line in done.stderr.splitlines() if "machine was busy" not in line]
@@ -259,7 +259,7 @@ def test_cachesim_of_an_spc_trace_prints_markdown_and_draws_the_chart(tmp_path):
         "cachesim", "WebSearch1.spc.bz2", "--sizes", "100MB,512MB,1GB",
         "--format", "markdown", "--plot", "websearch.png", cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     table = done.stdout.splitlines()
     assert table[0].startswith("| Trace | Cache size | Loads | Hits zeo | Hits relstorage |")
     assert [row.split(" | ")[1] for row in table[2:5]] == ["100 MiB", "512 MiB", "1 GiB"]

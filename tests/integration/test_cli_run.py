@@ -28,7 +28,7 @@ def parse_table(stdout: str) -> dict[str, list[list[str]]]:
 
 def test_local_conf_prints_seven_rows_of_three_positive_rates():
     done = run_cli(str(ETC / "local.conf"), "-n", "60", "-r", "1")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     header = done.stdout.splitlines()[0]
     assert [h.strip() for h in header.split(",")] == [
         '"Transaction"',
@@ -57,7 +57,7 @@ def test_local_conf_prints_seven_rows_of_three_positive_rates():
 
 def test_concurrency_levels_make_blocks_and_phases_select_rows():
     done = run_cli(str(ETC / "local.conf"), "-n", "30", "-c", "1,2", "-r", "1", "cold", "hot", "-q")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert without_busy_warning(done.stderr) == ""
     blocks = parse_table(done.stdout)
     assert list(blocks) == ["concurrency=1", "concurrency=2"]
@@ -71,7 +71,7 @@ def test_profiles_load_in_pstats(tmp_path, write_config):
     done = run_cli(
         config, "-n", "20", "-c", "2", "-r", "1", "-p", str(profiles), "add", "cold", "-q"
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     names = sorted(p.name for p in profiles.glob("*.prof"))
     assert names == [
         # The warm-up (repetition 0) is not profiled.
@@ -89,7 +89,7 @@ def test_profiles_load_in_pstats(tmp_path, write_config):
 def test_filestorage_with_two_processes_says_why_in_a_footnote(write_config):
     config = write_config(configs.filestorage("fs"))
     done = run_cli(config, "-n", "20", "-c", "1,2", "-r", "1", "add", "steamin", "-q")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert "Traceback" not in done.stderr
     blocks = parse_table(done.stdout)
     assert all(row[1].isdigit() for row in blocks["concurrency=1"])

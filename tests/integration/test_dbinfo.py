@@ -29,7 +29,7 @@ def test_runner_records_database_facts(data_dir):
 
 def test_verbose_prints_one_line_per_database_on_stderr():
     done = run_cli(str(ETC / "local.conf"), "-n", "10", "-c", "1", "-r", "1", "-q", "-v", "add")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     lines = without_busy_warning(done.stderr).splitlines()
     assert [line.split(":")[0] for line in lines] == ["zeo_fs", "sqlite", "zeo_pcache"]
     assert "latency" in lines[0]

@@ -76,7 +76,7 @@ def test_a_proxy_on_a_worker_host_listens_and_delays_there(tmp_path, monkeypatch
             # It runs in the worker host's network, not in this one.
             assert os.readlink(f"/proc/{proxy.pid}/ns/net") == netns.namespace_id(worker.name)
             pinged = worker.run([sys.executable, "-c", PING, str(port), str(ECHO_PORT)])
-            assert pinged.returncode == 0, pinged.stderr
+            assert pinged.returncode == 0, f"{pinged.stdout}\n{pinged.stderr}"
             added = float(pinged.stdout)
             assert abs(added - 2e-3) <= 0.2e-3, added
         finally:

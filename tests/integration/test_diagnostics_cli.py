@@ -16,7 +16,7 @@ def test_log_level_turns_on_logging_in_the_parent_and_every_worker():
     done = run_cli(
         str(ETC / "local.conf"), "-n", "10", "-c", "2", "-r", "1", "add", "--log", "INFO", "-q"
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     processes = {line.split()[2] for line in done.stderr.splitlines() if " INFO: " in line}
     assert {"MainProcess", "zodbshootout-worker-0", "zodbshootout-worker-1"} <= processes
     assert any("ZEO.ClientStorage" in line for line in done.stderr.splitlines())
@@ -26,7 +26,7 @@ def test_leaks_reports_growth_per_phase_in_notes(write_config):
     done = run_cli(
         write_config(SQLITE), "-n", "40", "-c", "1", "-r", "1", "add", "cold", "--leaks", "-q"
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     notes = [line for line in done.stdout.splitlines() if line.startswith("Note: leaks:")]
     assert [note.split("(")[0] for note in notes] == [
         "Note: leaks: sqlite add ",
@@ -39,7 +39,7 @@ def test_leaks_reports_growth_per_phase_in_notes(write_config):
 
 def test_without_leaks_there_are_no_leak_notes(write_config):
     done = run_cli(write_config(SQLITE), "-n", "10", "-c", "1", "-r", "1", "add", "-q")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "leaks:" not in done.stdout
 
 

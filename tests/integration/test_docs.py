@@ -85,7 +85,7 @@ def test_long_option_parser_reads_argparse_help():
 @pytest.mark.parametrize("subcommand", [None, *subcommands()])
 def test_every_long_option_is_explained_on_the_options_page(built, subcommand):
     done = run_cli(*([subcommand] if subcommand else []), "--help")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     options = long_options(done.stdout)
     assert options, done.stdout
     page = (built / "options.html").read_text(encoding="utf-8")

@@ -72,7 +72,7 @@ def test_a_worker_that_dies_mid_phase_fails_only_its_cells(write_config, action,
         "-q",
         env={"ZODBSHOOTOUT_FAULT": f"victim:cold:1:{action}"},
     )
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     victim, bystander = column(done.stdout, 0), column(done.stdout, 1)
     # The bystander database is measured in full.
     assert all(is_number(cell) for cell in bystander.values()), done.stdout
@@ -105,7 +105,7 @@ def test_a_hung_worker_times_out_and_is_stopped(write_config):
         env={"ZODBSHOOTOUT_FAULT": "victim:add:0:hang"},
     )
     elapsed = time.monotonic() - started
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert all(cell.startswith("n/a[") for cell in column(done.stdout, 0).values())
     assert all(is_number(cell) for cell in column(done.stdout, 1).values()), done.stdout
     assert "write stage failed: timed out: a worker did not finish within 4 s" in done.stdout
@@ -130,7 +130,7 @@ def zeo_config(port: int) -> str:
 def test_a_server_that_is_down_fails_only_its_database(write_config):
     config = write_config(zeo_config(free_port()))
     done, left = run_cli_in_session(config, "-n", N, "-c", "1", "-r", "1", "-q")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert all(cell.startswith("n/a[") for cell in column(done.stdout, 0).values())
     assert all(is_number(cell) for cell in column(done.stdout, 1).values()), done.stdout
     assert "remote (concurrency 1): " in done.stdout

@@ -22,7 +22,7 @@ def test_floor_prints_a_ratio_per_phase(tmp_path):
         timeout=300,
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     row = next(line for line in done.stdout.splitlines() if line.startswith("filestorage "))
     ratios = [float(x) for x in re.findall(r"(\d+\.\d+) \[", row)]
     assert len(ratios) == 5  # add, update, cold, hot, steamin

@@ -76,7 +76,7 @@ def test_a_non_regular_target_is_refused_and_left_as_it_was(tmp_path, write_conf
         # A real process: a tool that opened the FIFO would block, not fail.
         done = run_cli(config, *QUICK, option, target, timeout=60)
         elapsed = time.monotonic() - started
-        assert done.returncode == 2, done.stderr
+        assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
         assert done.stdout == ""
         assert done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith(f"zodbshootout: error: refusing to write {target}: ")
@@ -94,7 +94,7 @@ def test_a_parent_that_is_a_file_is_refused_before_the_run(tmp_path, write_confi
     (tmp_path / "plain").write_text("x")
     target = tmp_path / "plain" / "run.json"
     done = run_cli(config, *QUICK, "-o", str(target), timeout=60)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert done.stderr.count("\n") == 1, done.stderr
     assert f"the directory {tmp_path / 'plain'} is not a directory" in done.stderr
 
@@ -109,7 +109,7 @@ def test_an_embedded_server_that_cannot_start_shows_its_own_error(tmp_path, writ
     (data / "zeo.fs").write_text("not a FileStorage\n")
     config = write_config(configs.embedded_zeo("zeo"))
     done = run_cli(config, *QUICK_PROCESSES, env={"ZODBSHOOTOUT_DATA": str(data)}, timeout=120)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert "seek of closed file" not in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
@@ -135,7 +135,7 @@ def test_a_served_filestorage_path_that_is_no_regular_file_is_refused_creating_n
     )
     with keep:
         done = run_cli(config, *QUICK_PROCESSES, timeout=120)
-    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert (done.returncode, done.stdout) == (2, ""), f"{done.stdout}\n{done.stderr}"
     described = {"fifo": "a FIFO", "socket": "a socket", "directory": "a directory"}
     assert done.stderr == (
         f"zodbshootout: error: zfs: the FileStorage path {path} is "
@@ -221,7 +221,7 @@ def test_a_password_equal_to_ordinary_words_masks_only_the_password(tmp_path, wr
     """)
     saved = tmp_path / "run.json"
     done = run_cli(config, *QUICK_PROCESSES, "-o", str(saved), timeout=120)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert 'database "zodbshootout_eco" does not exist' in done.stdout
     assert "***" not in done.stdout
     recorded = json.loads(saved.read_text())["metadata"]["config"]["text"]
@@ -270,7 +270,7 @@ def test_a_configuration_of_memory_storages_only_is_a_usage_error(write_config, 
     config = write_config(f"<zodb mem>\n  {storage}\n</zodb>\n")
     started = time.monotonic()
     done = run_cli(config, "-n", "5", "-r", "1", timeout=60)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("zodbshootout: error: nothing can be measured: mem: ")
@@ -311,7 +311,7 @@ def test_a_missing_postgresql_driver_names_the_extra_to_install(write_config):
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert "'auto'" not in done.stderr
     assert done.stderr == (
         "zodbshootout: error: pg: no PostgreSQL driver is installed: pip install "
@@ -336,7 +336,7 @@ def test_pack_leaves_a_users_files_in_a_chosen_data_directory_alone(
     env = {"ZODBSHOOTOUT_DATA": str(data)}
     args = ("-n", "5", "-c", "1", "-r", "1", "-q", "add", "--pack", "--min-objects", "20")
     first = run_cli(config, *args, env=env, timeout=120)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 0, f"{first.stdout}\n{first.stderr}"
     assert (data / leftover).read_text() == "the user's backup\n"
     assert f"zeo_pcache: not packed: packing would replace {data / leftover}" in first.stdout
 
@@ -351,7 +351,7 @@ def test_pack_can_pack_again_what_it_packed_before(tmp_path, write_config):
     args = ("-n", "5", "-c", "1", "-r", "1", "-q", "add", "--pack", "--min-objects", "20")
     for _ in range(2):
         done = run_cli(config, *args, env=env, timeout=120)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         assert "not packed" not in done.stdout
         assert not (data / "zeo_fs.fs.old").exists()
 

@@ -61,11 +61,11 @@ def test_localhost_gives_the_numbers_of_a_plain_run(tmp_path):
     config.write_text(configs.sqlite("sqlite"))
     common = [str(config), "-n", N, "-c", "2", "-r", "2", "-q", *PHASES]
     plain, left = run_cli_in_session(*common, "-o", str(tmp_path / "plain.json"))
-    assert plain.returncode == 0, plain.stderr
+    assert plain.returncode == 0, f"{plain.stdout}\n{plain.stderr}"
     hosted, left_hosted = run_cli_in_session(
         *common, "--hosts", "localhost", "-v", "-o", str(tmp_path / "hosts.json")
     )
-    assert hosted.returncode == 0, hosted.stderr
+    assert hosted.returncode == 0, f"{hosted.stdout}\n{hosted.stderr}"
     assert left == left_hosted == []
     assert list(table_rows(hosted.stdout)) == list(table_rows(plain.stdout))
     plain_rates, hosted_rates = _rates(tmp_path / "plain.json"), _rates(tmp_path / "hosts.json")
@@ -91,7 +91,7 @@ def test_a_dead_worker_fails_its_cells_naming_its_host(tmp_path):
         str(config), "-n", "20", "-c", "2", "-r", "1", "-q", "--hosts", "localhost",
         env={"ZODBSHOOTOUT_FAULT": "victim:cold:1:kill"},
     )  # fmt: skip
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert left == []
     table = table_rows(done.stdout)
     assert _measured(table["Add 20 Objects"][0])
@@ -107,7 +107,7 @@ def test_an_unreachable_host_is_one_line_and_exit_code_2(tmp_path):
     hosts = tmp_path / "hosts.txt"
     hosts.write_text(f"localhost 1 python={tmp_path / 'no-such-python'}\n")
     done, left = run_cli_in_session(str(config), "-n", "5", "-r", "1", "--hosts", str(hosts))
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert left == []
     errors = [line for line in done.stderr.splitlines() if "error" in line]
     assert errors, done.stderr
@@ -127,7 +127,7 @@ def test_a_mix_runs_its_workers_on_the_hosts(tmp_path):
         "mix", str(config), *MIX_SHORT, "--hosts", "localhost", "-o", str(out),
         env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert left == []
     assert "sqlite: ycsb-b, 2 workers" in done.stdout
     assert "  read " in done.stdout
@@ -176,7 +176,7 @@ def test_a_mix_on_hosts_it_cannot_use_is_one_line_and_exit_code_2(tmp_path, opti
     done, left = run_cli_in_session(
         "mix", str(config), *options, env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
     )
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert left == []
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("zodbshootout mix: error: ")

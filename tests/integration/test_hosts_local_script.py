@@ -30,7 +30,7 @@ def test_hosts_local_prints_a_ratio_per_cell(tmp_path):
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(tmp_path)},  # the script's scratch, too
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     rows = {
         line.split()[2]: line for line in done.stdout.splitlines() if line.startswith("sqlite ")
     }

@@ -138,7 +138,7 @@ def test_two_hosts_measure_and_record_where_and_how(network, tmp_path):
         network, tmp_path, "-n", "20", "-c", "2", "-r", "1", "-q", "-v",
         "-o", str(result_path), "add", "cold", "steamin",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert left == []
     table = table_rows(done.stdout)
     assert list(table) == ["Add 20 Objects", "Read 20 Cold Objects", "Read 20 Steamin' Objects"]
@@ -190,7 +190,7 @@ def test_a_gateway_killed_on_one_host_fails_only_its_cells(network, tmp_path):
     time.sleep(3)  # mostly long enough to reach its hang in cold
     os.kill(gateway, signal.SIGKILL)
     done, left = _finish(process, head)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert left == []
     table = table_rows(done.stdout)
     assert _rate(table["Add 20 Objects"][1]), done.stdout + done.stderr

@@ -50,7 +50,7 @@ def traced_run(tmp_path_factory):
         str(config), "-n", str(N), "-c", "2", "-r", "1", "-q", "--format", "json",
         "--index-entries", "2", "--cache-trace", str(traces),
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     return json.loads(done.stdout), traces
 
 
@@ -96,7 +96,7 @@ def test_bytes_per_object_are_within_twice_payload_and_pickle(tmp_path):
         (ETC / "local.conf").read_text() + "\n<rawkv lmdb>\n  backend lmdb\n</rawkv>\n"
     )
     done = run_cli(str(config), "-n", str(SIZE_N), "-r", "1", "-q", "--format", "json", "add")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     added = _insight(json.loads(done.stdout), "bytes_per_object", "add")
     for name in (*ZODB_COLUMNS, "lmdb"):
         assert SIZE <= added[name]["value"] <= 2 * _record_bytes(), (name, added[name])
@@ -149,7 +149,7 @@ def test_the_traces_replay_through_all_three_policies(traced_run):
         "cachesim", read_trace, "--policy", "zeo,relstorage,lru", "--sizes", "16KB,64KB,4MB",
         "--format", "csv",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     rows = [line.split(",") for line in done.stdout.splitlines()[1:]]
     assert [row[1] for row in rows] == ["actual", "simulated", "simulated", "simulated"]
     for column in (4, 5, 6):  # zeo, relstorage, lru
@@ -164,7 +164,7 @@ def test_the_actual_row_agrees_with_the_runs_hit_rate_row_per_phase(traced_run):
     """The traced cache's hits, counted per phase, are the run's own hit-rate row (±1 point)."""
     document, traces = traced_run
     done = run_cli("cachesim", str(traces), "--sizes", "1MB", "--format", "json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     actual = {
         row["trace"]: row for row in json.loads(done.stdout)["rows"] if row["source"] == "actual"
     }
@@ -190,7 +190,7 @@ def test_cachesim_of_a_run_directory_groups_by_database_and_stage(traced_run):
         "cachesim", str(traces), "--policy", "zeo,relstorage,lru",
         "--sizes", "64KB,256KB,1MB,4MB",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     table = done.stdout.split("\n\n")[0].splitlines()[2:]
     groups = [f"{name}-n{N}-c2 {stage}" for name in ZODB_COLUMNS for stage in ("read", "write")]
     assert sorted({line.split("  ")[0].strip() for line in table}) == sorted(groups)

@@ -34,7 +34,7 @@ def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
     config = str(_sqlite_only(tmp_path))
     env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
     done = run_cli("mix", config, "-n", "300", *SHORT, "-o", str(out), env=env)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "sqlite: ycsb-b, 2 workers" in done.stdout
     header = next(line for line in done.stdout.splitlines() if "operation" in line)
     for column in ("tx/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "conflicts", "failures"):
@@ -47,11 +47,11 @@ def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
     assert len(record.intervals) >= 1
     assert json.loads(out.read_text())["version"] == resultfile.FORMAT_VERSION
     shown = run_cli("show", str(out))
-    assert shown.returncode == 0, shown.stderr
+    assert shown.returncode == 0, f"{shown.stdout}\n{shown.stderr}"
     assert shown.stdout == done.stdout
     chart = tmp_path / "mix.png"
     plotted = run_cli("plot", str(out), "-o", str(chart))
-    assert plotted.returncode == 0, plotted.stderr
+    assert plotted.returncode == 0, f"{plotted.stdout}\n{plotted.stderr}"
     assert chart.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -61,7 +61,7 @@ def test_a_mix_run_prints_csv_and_show_and_compare_take_formats_too(tmp_path):
     config = str(_sqlite_only(tmp_path))
     quick = ("-n", "200", "-d", "1", "--warmup", "0", "--seed", "5")
     done = run_cli("mix", config, *quick, "--format", "csv", "-o", str(out), env=env)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     rows = list(csv.DictReader(io.StringIO(done.stdout.split("\n\n")[0])))
     read = next(row for row in rows if row["operation"] == "read")
     assert read["database"] == "sqlite"
@@ -74,7 +74,7 @@ def test_a_mix_run_prints_csv_and_show_and_compare_take_formats_too(tmp_path):
         float(rows[0]["p99_ms"])
     )
     compared = run_cli("compare", str(out), str(out), "--format", "markdown")
-    assert compared.returncode == 0, compared.stderr
+    assert compared.returncode == 0, f"{compared.stdout}\n{compared.stderr}"
     assert compared.stdout.startswith("| Database | Operation | Metric |")
 
 
@@ -95,7 +95,7 @@ def test_conflicts_are_counted_by_class_and_the_table_says_what_the_database_hol
         "mix", str(_conflict_config(tmp_path)), "-w", "conflicts", "-c", "4", "-n", "200",
         *SHORT, "-o", str(out), env={"ZODBSHOOTOUT_DATA": str(data)},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "conflicts" in done.stdout
     assert "sqlite: reading every object's version back (untimed)" in done.stderr
     for name, record in _records(out).items():
@@ -178,7 +178,7 @@ def test_rate_latency_counts_from_the_intended_start(tmp_path):
     def run(name, *extra):
         out = tmp_path / f"{name}.json"
         done = run_cli("mix", config, *work, "-o", str(out), *extra, env=env)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         return _all_row(out)
 
     _closed, closed = run("closed")
@@ -214,7 +214,7 @@ def test_read_mostly_hit_rate_rises_with_the_client_cache_size(tmp_path):
         "mix", str(path), "-w", "ycsb-c", "-n", "2000", "-s", "1000", "-c", "1", *SHORT,
         "-o", str(out), env={"ZODBSHOOTOUT_DATA": str(tmp_path / "data")},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     from zodbshootout.results.mix_stats import hit_rate
 
     records = _records(out)
@@ -263,7 +263,7 @@ def test_threads_share_one_db_so_a_filestorage_can_be_measured(tmp_path):
     assert done.returncode == 2
     assert "fs" in done.stderr
     threads = run_cli("mix", str(path), "-n", "200", "-c", "2", "--threads", *SHORT, env=env)
-    assert threads.returncode == 0, threads.stderr
+    assert threads.returncode == 0, f"{threads.stdout}\n{threads.stderr}"
     assert "fs: ycsb-b, 2 workers" in threads.stdout
 
 

@@ -160,7 +160,7 @@ def test_shared_zeo_client_requests_are_split_not_repeated(write_config, data_di
 def test_filestorage_with_threads_and_two_workers_is_measured(write_config):
     path = write_config(configs.filestorage("fs"))
     done = run_cli(path, "-n", "20", "-c", "2", "-r", "1", "-q", "--threads")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     rows = done.stdout.splitlines()[1:8]
     assert len(rows) == 7
     for row in rows:
@@ -198,7 +198,7 @@ def test_gevent_refuses_a_driver_that_blocks_the_event_loop(write_config):
     """)
     done = run_cli(path, "-n", "10", "-c", "1", "-r", "1", "-q", "--gevent")
     # Its only database could not be measured at all: nothing was run.
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert "'sqlite3' blocks gevent's event loop" in done.stderr
     assert "driver gevent sqlite3" in done.stderr
     assert "Traceback" not in done.stderr

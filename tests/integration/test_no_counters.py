@@ -83,7 +83,7 @@ def run_worker(config_path: str, data_dir: str, database: str, counters: bool) -
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     return json.loads(done.stdout.splitlines()[-1])
 
 

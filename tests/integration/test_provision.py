@@ -60,10 +60,10 @@ def test_listening_on_every_address_restarts_the_benchmarks_memcached():
     port = free_port()
     try:
         first = _provision(port)
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == 0, f"{first.stdout}\n{first.stderr}"
         assert [address for address, _pid in _listeners(port)] == ["127.0.0.1"]
         again = _provision(port, "0.0.0.0")
-        assert again.returncode == 0, again.stderr
+        assert again.returncode == 0, f"{again.stdout}\n{again.stderr}"
         assert f"stopped the one on 127.0.0.1:{port}, to listen on 0.0.0.0" in again.stdout
         assert [address for address, _pid in _listeners(port)] == ["0.0.0.0"]
     finally:

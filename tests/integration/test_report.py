@@ -109,11 +109,11 @@ def report(tmp_path_factory) -> pathlib.Path:
             "--save-to", str(runs),
             "--label", label,
         )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         time.sleep(1.0)  # distinct start times
     out = base / "site"
     done = run_cli("report", str(runs), "-o", str(out))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert f"wrote {out / 'index.html'}" in done.stderr
     return out
 
@@ -122,11 +122,11 @@ def test_a_run_a_comparison_and_a_history_each_replace_the_last_report(report, t
     runs = sorted((report.parent / "runs").glob("*.json"))
     out = tmp_path / "site"
     done = run_cli("report", str(runs[0]), "-o", str(out))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "run.svg"]
     assert "<title>zodbshootout: first</title>" in (out / "index.html").read_text()
     done = run_cli("report", str(runs[0]), str(runs[2]), "-o", str(out), "-q")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert done.stderr == ""
     # The run's chart is gone: the directory holds one report, not two mixed.
     assert sorted(p.name for p in out.iterdir()) == ["comparison.svg", "index.html"]

@@ -41,7 +41,7 @@ def two_runs(tmp_path_factory):
             "--pyperf",
             str(directory / f"{name}.pyperf.json"),
         )
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         runs[name] = done.stdout
     return directory, runs
 
@@ -65,14 +65,14 @@ def test_saved_file_holds_raw_timings_and_metadata(two_runs):
 def test_show_prints_exactly_what_the_run_printed(two_runs):
     directory, runs = two_runs
     shown = run_cli("show", str(directory / "a.json"), "-q")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.returncode == 0, f"{shown.stdout}\n{shown.stderr}"
     assert shown.stdout == runs["a"]
 
 
 def test_compare_two_runs_gives_ratio_and_significance_per_cell(two_runs):
     directory, _runs = two_runs
     done = run_cli("compare", str(directory / "a.json"), str(directory / "b.json"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     lines = done.stdout.splitlines()
     cells = lines[1 : 1 + CELLS]
     for line in cells:
@@ -84,7 +84,7 @@ def test_compare_two_runs_gives_ratio_and_significance_per_cell(two_runs):
 def test_compare_a_run_with_itself_finds_no_difference(two_runs):
     directory, _runs = two_runs
     done = run_cli("compare", str(directory / "a.json"), str(directory / "a.json"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert done.stdout.count("inconclusive (p=1.000)") == CELLS
     assert done.stdout.splitlines()[-1] == f"0 of {CELLS} tested cells differ significantly."
 
@@ -94,7 +94,7 @@ def test_plot_writes_a_png_with_a_bar_group_per_phase(two_runs):
     directory, _runs = two_runs
     chart = directory / "chart.png"
     done = run_cli("plot", str(directory / "a.json"), "-o", str(chart))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     height, width, _channels = image.imread(str(chart)).shape
     assert width > 800
     assert height > 400
@@ -117,7 +117,7 @@ def test_real_pyperf_compares_the_exported_suites(two_runs):
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "zeo_fs add n=20 c=2" in done.stdout or "not significant" in done.stdout
     stats = subprocess.run(
         [sys.executable, "-m", "pyperf", "stats", str(directory / "a.pyperf.json")],
@@ -125,7 +125,7 @@ def test_real_pyperf_compares_the_exported_suites(two_runs):
         text=True,
         timeout=60,
     )
-    assert stats.returncode == 0, stats.stderr
+    assert stats.returncode == 0, f"{stats.stdout}\n{stats.stderr}"
     assert f"Number of benchmarks: {CELLS}" in stats.stdout
 
 
@@ -185,7 +185,7 @@ def test_dash_puts_the_result_on_stdout_instead_of_the_table():
     assert done.returncode == 2
     assert done.stdout == ""
     done = run_cli(LOCAL, "-n", "20", "-r", "1", "-q", "-o", "-", "steamin")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     document = json.loads(done.stdout)
     assert document["format"] == "zodbshootout-result"
     result = resultfile.from_document(document)
@@ -194,7 +194,7 @@ def test_dash_puts_the_result_on_stdout_instead_of_the_table():
 
 def test_loading_a_table_json_is_refused(tmp_path):
     table = run_cli(LOCAL, "-n", "20", "-r", "1", "-q", "--format", "json", "steamin")
-    assert table.returncode == 0, table.stderr
+    assert table.returncode == 0, f"{table.stdout}\n{table.stderr}"
     path = tmp_path / "table.json"
     path.write_text(table.stdout)
     with pytest.raises(UsageError, match="not a zodbshootout result file"):

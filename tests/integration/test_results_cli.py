@@ -60,7 +60,7 @@ def history_dir(tmp_path_factory) -> pathlib.Path:
             str(config), "-n", "20", "-c", "1", "-r", "3", "-q", "--save-to", str(saved),
             "--label", label,
         )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         time.sleep(1.0)  # distinct start times, to the second, in the file names
     return saved
 
@@ -92,7 +92,7 @@ def test_save_to_names_files_by_start_time_and_label(history_dir):
 
 def test_history_prints_one_row_per_cell_with_one_value_per_run(history_dir):
     done = subcommand("history", str(history_dir))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     lines = done.stdout.splitlines()
     header = lines[0].split()
     assert header[:2] == ["Database", "Transaction"]
@@ -109,7 +109,7 @@ def test_history_prints_one_row_per_cell_with_one_value_per_run(history_dir):
 
 def test_history_as_csv_has_three_rates_per_cell(history_dir):
     done = subcommand("history", str(history_dir), "--format", "csv")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     lines = done.stdout.splitlines()
     assert lines[0] == "database,concurrency,object_count,phase,first,second,third"
     assert len(lines) == 1 + len(PHASES)
@@ -120,12 +120,12 @@ def test_plots_of_a_history_and_of_two_runs(history_dir, tmp_path):
     pytest.importorskip("matplotlib")
     chart = tmp_path / "history.png"
     done = subcommand("plot", str(history_dir), "-o", str(chart))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert chart.read_bytes().startswith(b"\x89PNG")
     first, second, _third = saved_runs(history_dir)
     pair = tmp_path / "pair.png"
     done = subcommand("plot", str(first), str(second), "-o", str(pair))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert pair.read_bytes().startswith(b"\x89PNG")
 
 
@@ -152,7 +152,7 @@ def test_compare_fails_on_a_forced_slowdown_only_when_asked(history_dir, tmp_pat
     base = quiet_copy(first, tmp_path / "base.json", {})
     slower = quiet_copy(first, tmp_path / "slower.json", {"cold": 3.0})
     plain = subcommand("compare", base, slower)
-    assert plain.returncode == 0, plain.stderr
+    assert plain.returncode == 0, f"{plain.stdout}\n{plain.stderr}"
     cold = next(line for line in plain.stdout.splitlines() if "Cold" in line)
     assert "3.00x slower" in cold
     assert "  slower (p" in cold
@@ -160,13 +160,13 @@ def test_compare_fails_on_a_forced_slowdown_only_when_asked(history_dir, tmp_pat
     add = next(line for line in plain.stdout.splitlines() if "Add" in line)
     assert "inconclusive (p" in add
     strict = subcommand("compare", base, slower, "--fail-if-slower", "10")
-    assert strict.returncode == 1, strict.stderr
+    assert strict.returncode == 1, f"{strict.stdout}\n{strict.stderr}"
     assert "1 cell(s) significantly slower than the base by more than 10%" in strict.stderr
     assert "fs, cold, 20 objects, concurrency 1: 3.00x slower" in strict.stderr
     # A slowdown below the threshold passes (3x slower is 200% slower): these
     # quiet runs could have shown a 250% slowdown in every cell.
     lenient = subcommand("compare", base, slower, "--fail-if-slower", "250")
-    assert lenient.returncode == 0, lenient.stderr
+    assert lenient.returncode == 0, f"{lenient.stdout}\n{lenient.stderr}"
 
 
 def test_compare_warns_about_runs_from_different_conditions(history_dir, tmp_path):
@@ -179,7 +179,7 @@ def test_compare_warns_about_runs_from_different_conditions(history_dir, tmp_pat
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(document))
     done = subcommand("compare", str(first), str(edited), "--format", "markdown")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     warning = done.stderr.strip()
     assert warning.startswith("zodbshootout compare: warning: ")
     assert "different conditions: CPU model (" in warning
@@ -196,7 +196,7 @@ def test_compare_of_runs_without_a_common_cell_is_an_error(history_dir, tmp_path
     other_config = write_config(configs.filestorage("other"), name="other.conf")
     other = tmp_path / "other.json"
     done = run_cli(other_config, "-n", "20", "-c", "1", "-r", "1", "-q", "-o", str(other))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     failed = subcommand("compare", str(saved_runs(history_dir)[0]), str(other))
     assert failed.returncode == 2
     assert "0 cells in common" in failed.stderr
@@ -205,7 +205,7 @@ def test_compare_of_runs_without_a_common_cell_is_an_error(history_dir, tmp_path
 
 def test_show_metadata(history_dir):
     done = subcommand("show", str(saved_runs(history_dir)[1]), "--metadata")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     lines = dict(line.split(":", 1) for line in done.stdout.splitlines())
     assert lines["Label"].strip() == "second"
     assert "governor" in lines["CPU"]
@@ -217,7 +217,7 @@ def test_show_metadata(history_dir):
 def test_a_config_named_like_a_subcommand_runs_as_a_path(tmp_path):
     (tmp_path / "show").write_text(configs.filestorage("fs"))
     as_path = run_cli("./show", "-n", "20", "-c", "1", "-r", "1", "-q", cwd=tmp_path)
-    assert as_path.returncode == 0, as_path.stderr
+    assert as_path.returncode == 0, f"{as_path.stdout}\n{as_path.stderr}"
     assert as_path.stdout.startswith('"Transaction",')
     as_subcommand = run_cli("show", "-n", "20", cwd=tmp_path)
     assert as_subcommand.returncode == 2

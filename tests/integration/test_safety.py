@@ -99,7 +99,7 @@ def test_a_refused_database_does_not_stop_the_others(tmp_path, write_config):
     )
     done = run_cli(config, "-n", "10", "-c", "1", "-r", "1", "-q", "add", "cold")
 
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     measured = [line for line in done.stdout.splitlines() if line.startswith('"Add')]
     assert measured
     assert measured[0].split(",")[1].strip().startswith("n/a[")
@@ -114,7 +114,7 @@ def test_the_tool_keeps_to_its_own_root_key(tmp_path, write_config):
     config = write_config(database_text("own", sqlite_section(sqlite_dir)))
     for _ in range(2):
         done = run_cli(config, "-n", "10", "-c", "1", "-r", "1", "-q", "add")
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     db = ZODB.config.databaseFromString(
         "%import relstorage\n" + database_text("own", sqlite_section(sqlite_dir))
     )

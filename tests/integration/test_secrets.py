@@ -183,7 +183,7 @@ def test_a_broken_configuration_does_not_print_its_passwords(tmp_path, write_con
     """)
     for extra in ((), ("--debug",)):
         done = run_cli(config, "-n", "10", *extra)
-        assert done.returncode == 2, done.stderr
+        assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
         assert "zodbshootout: error: " in done.stderr
         assert_no_password(everything_written(done))
 

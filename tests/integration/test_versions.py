@@ -137,7 +137,7 @@ def test_compare_reads_the_file_variant_against_variant(first):
          f"versions.json#ZEO=={NEW}", f"versions.json#ZEO=={OLD}", "--format", "csv"],
         cwd=tmp, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     header, row = done.stdout.splitlines()[:2]
     assert header.startswith("base,changed,database,")
     assert row.startswith(f"ZEO=={NEW},ZEO=={OLD},zeo_fs,1,20,cold,")

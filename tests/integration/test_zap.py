@@ -93,7 +93,7 @@ ARGS = ["-n", "10", "-c", "1", "-r", "1", "add", "-q"]
 @pytest.mark.parametrize("stdin", ["\n", ""], ids=["empty-line", "eof"])
 def test_zap_with_a_piped_empty_answer_or_eof_deletes_nothing(databases, stdin):
     done = run_cli(databases, *ARGS, "--zap", input_text=stdin)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert "not zapping fs: standard input is not a terminal" in done.stderr
     assert "run again with --zap sqlite" in done.stderr
     assert_intact(databases)
@@ -101,7 +101,7 @@ def test_zap_with_a_piped_empty_answer_or_eof_deletes_nothing(databases, stdin):
 
 def test_zap_with_an_empty_answer_at_the_terminal_prompt_deletes_nothing(databases):
     done = run_on_terminal([databases, *ARGS, "--zap"], b"\n\n")
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert done.stderr.count("[y/N]") == 2
     assert_intact(databases)
 
@@ -126,7 +126,7 @@ def test_zap_force_makes_every_database_usable(databases):
 
 def test_zap_force_with_a_name_zaps_only_that_one_without_asking(databases):
     done = run_cli(databases, *ARGS, "--zap=force,fs", input_text="")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
     assert "[y/N]" not in done.stderr
     assert list(root_of(databases, "fs")) == [ROOT_KEY]
     assert root_of(databases, "sqlite") == {"precious": "the user's data"}

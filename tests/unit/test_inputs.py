@@ -122,7 +122,7 @@ def test_a_fifo_as_configuration_or_log_setup_does_not_hang(fifo, tmp_path):
             timeout=60,
             check=False,
         )
-        assert done.returncode == 2, done.stderr
+        assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
         assert "it is a FIFO, not a regular file" in done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
 
@@ -156,7 +156,7 @@ def test_an_include_through_a_define_to_a_fifo_does_not_hang(fifo, tmp_path):
         timeout=30,
         check=False,
     )
-    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert (done.returncode, done.stdout) == (2, ""), f"{done.stdout}\n{done.stderr}"
     assert done.stderr == (
         f"zodbshootout: error: {config}:3: refusing to read the included file {fifo}: "
         "it is a FIFO, not a regular file\n"
@@ -201,7 +201,7 @@ def test_a_logging_configuration_includes_through_a_define_are_checked(fifo, tmp
         timeout=30,
         check=False,
     )
-    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert (done.returncode, done.stdout) == (2, ""), f"{done.stdout}\n{done.stderr}"
     assert done.stderr == (
         f"zodbshootout: error: --log {log_config}: {log_config}:3: refusing to read the "
         f"included file {fifo}: it is a FIFO, not a regular file\n"
