@@ -18,7 +18,7 @@ __version__ = "1.0.dev0"
 _PUBLIC = {
     "ConfigError": "zodbshootout.config.loader",
     "load_config": "zodbshootout.config.loader",
-    "RunOptions": "zodbshootout.config.options",
+    "RunOptions": "zodbshootout.options.run",
     "Failure": "zodbshootout.results.record",
     "Measurement": "zodbshootout.results.record",
     "RunResult": "zodbshootout.results.record",

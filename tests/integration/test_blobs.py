@@ -14,7 +14,7 @@ import pytest
 from ZODB.blob import Blob
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.phases.classic import READ_PHASES
 from zodbshootout.run.runner import Runner
 from zodbshootout.workload import blobs

@@ -3,7 +3,7 @@
 import importlib.metadata
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.run.runner import Runner
 
 from conftest import ETC, run_cli, without_busy_warning

@@ -14,7 +14,7 @@ import socket
 import pytest
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.run.runner import Runner
 
 from conftest import MYSQL_HOST, MYSQL_PORT

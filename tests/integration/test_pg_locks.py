@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.render.csv import format_csv
 from zodbshootout.run.runner import Runner
 

@@ -9,7 +9,7 @@ milliseconds of work.  A goal of ±0.0000001 % is never met, so only
 from __future__ import annotations
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.run.runner import Runner
 
 from support import configs

@@ -26,7 +26,7 @@ import pytest
 from zodbshootout.cli import entry as cli
 from zodbshootout.cli.measure import _run
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 
 from conftest import run_cli
 from support import configs

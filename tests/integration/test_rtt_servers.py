@@ -22,7 +22,7 @@ from zodbshootout.network.delays import RttStep
 from zodbshootout.network.process import ProxyProcess
 from zodbshootout.network.routes import find_servers, rewrite
 from zodbshootout.network.rtt import measure_round_trips
-from zodbshootout.storages.zeo.server import embedded_servers
+from zodbshootout.storages.servers import embedded_servers
 
 from support.local import memcached, runzeo
 from support.tcp import EchoServer, ping

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.run.runner import Runner
 
 from support import configs

@@ -12,7 +12,8 @@ from ZODB.FileStorage import FileStorage
 
 from zodbshootout.config.loader import load_config
 from zodbshootout.errors import CellError
-from zodbshootout.storages.zeo.server import ServerRequest, ZEOServerProcess, embedded_servers
+from zodbshootout.storages.servers import embedded_servers
+from zodbshootout.storages.zeo.server import ServerRequest, ZEOServerProcess
 
 from support import configs
 

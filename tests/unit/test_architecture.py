@@ -123,29 +123,33 @@ def test_the_graph_sees_the_layers():
 BASE = {"errors", "faults", "inputs", "outputfile", "reasons", "redact", ""}
 
 #: Package -> the packages it may import (besides itself and BASE).  The flow
-#: reads downwards: cli → run → concurrency → phases / rawkv → database →
-#: probes → workload → storages → config, and results / render beneath them
-#: all, so that ``show`` and ``compare`` need nothing that opens a database.
+#: reads downwards: cli → run → concurrency → database → probes → options →
+#: phases / rawkv → workload → storages → config, and results / render beneath
+#: them all, so that ``show`` and ``compare`` need nothing that opens a database.
 MAY_IMPORT = {
     "results": set(),
     "render": {"results"},
     # Trace records and replays, into results' records (render/ draws them).
     "cachesim": {"results"},
-    # RunOptions checks phase names and object shapes against their owners'
-    # records (the one edge that points up the flow; lazy at run time).
-    "config": {"results", "phases", "workload"},
+    # The ZConfig file: the storage kinds read its sections and re-parse it.
+    "config": set(),
     # cachesim.records: the trace format a client cache writes (--cache-trace).
     "storages": {"config", "cachesim"},
     "workload": {"storages"},
-    "probes": {"config", "storages"},
-    "database": {"config", "storages", "workload", "probes"},
     "phases": {"storages", "workload"},
+    # RunOptions checks phase names and object shapes against their owners' records.
+    "options": {"config", "phases", "results", "workload"},
+    "probes": {"config", "options", "storages"},
+    "database": {"config", "options", "storages", "workload", "probes"},
     "rawkv": {"config", "phases", "results", "workload"},
-    "concurrency": {"config", "database", "phases", "probes", "results", "storages", "workload"},
+    "concurrency": {
+        *("config", "database", "options", "phases", "probes"),
+        *("results", "storages", "workload"),
+    },
     # --rtt: proxies, the configuration rewritten through them, the RTT seen.
     "network": {"config", "database", "storages"},
     "run": {
-        *("concurrency", "config", "database", "phases", "probes"),
+        *("concurrency", "config", "database", "options", "phases", "probes"),
         *("rawkv", "results", "storages", "workload"),
     },
     # A mix run: the same layers as a classic run, its own worker loop.
@@ -157,8 +161,8 @@ MAY_IMPORT = {
     # results are read (a mix variant's histograms added up by results' helpers).
     "versions": {"results"},
     "cli": {
-        *("cachesim", "concurrency", "config", "database", "mix", "phases", "probes"),
-        *("render", "results", "run", "versions", "workload"),
+        *("cachesim", "concurrency", "config", "database", "mix", "options", "phases"),
+        *("probes", "render", "results", "run", "versions", "workload"),
     },
 }
 
@@ -192,6 +196,100 @@ def test_packages_import_only_the_layers_beneath_them():
 def test_the_layer_rule_sees_a_violation():
     graph = {"zodbshootout.render.table": {"zodbshootout.storages.base"}}
     assert layer_violations(graph) == ["zodbshootout.render.table -> zodbshootout.storages.base"]
+
+
+def package_graph(graph):
+    """package -> the packages its modules import (top-level modules are packages of one)."""
+    packages = {}
+    for module, targets in graph.items():
+        source = package_of(module)
+        edges = packages.setdefault(source, set())
+        edges.update(package_of(t) for t in targets if package_of(t) != source)
+    return packages
+
+
+def test_packages_import_no_cycle():
+    """Not only modules: a package whose modules import one another's packages
+    round in a circle can't be read (or moved) one without the other."""
+    cycle = find_cycle(package_graph(import_graph()))
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_allowed_layers_have_no_cycle():
+    cycle = find_cycle({source: set(targets) for source, targets in MAY_IMPORT.items()})
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_package_graph_sees_a_cycle_between_packages():
+    # No module cycle (a -> b.x -> c -> a.y), but a package cycle a -> b -> c -> a.
+    graph = {
+        "zodbshootout.a.x": {"zodbshootout.b.x"},
+        "zodbshootout.b.x": {"zodbshootout.c"},
+        "zodbshootout.c": {"zodbshootout.a.y"},
+        "zodbshootout.a.y": set(),
+    }
+    assert find_cycle(graph) is None
+    assert find_cycle(package_graph(graph)) == ["a", "b", "c", "a"]
+
+
+# --- Storage families stay behind StorageKind ----------------------------------
+
+#: Packages that ask a storage only through the StorageKind hooks and the
+#: registry (zodbshootout.storages), never a family's own modules.
+KIND_BLIND = ("run", "database", "concurrency", "render")
+
+#: The modes: packages that build their own tasks and results (render/ draws
+#: their results from results/, never from the mode).
+MODE_PACKAGES = ("mix", "cachesim", "rawkv", "versions", "network")
+
+
+def storage_families():
+    """``zeo``, ``relstorage``, ...: the modules or packages of storages/ that define a kind."""
+    from zodbshootout import storages
+
+    return {type(kind).__module__.split(".")[2] for kind in storages.KINDS}
+
+
+def family_imports(graph, packages=KIND_BLIND):
+    families = tuple(f"zodbshootout.storages.{family}" for family in storage_families())
+    return [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        if package_of(module) in packages
+        for target in sorted(targets)
+        if target in families or target.startswith(tuple(f"{f}." for f in families))
+    ]
+
+
+def test_run_database_concurrency_and_render_import_no_storage_family():
+    assert family_imports(import_graph()) == []
+
+
+def test_the_family_rule_sees_a_family_import():
+    assert {"zeo", "relstorage", "filestorage", "memory"} <= storage_families()
+    graph = {
+        "zodbshootout.run.runner": {"zodbshootout.storages", "zodbshootout.storages.zeo.server"},
+        "zodbshootout.database.state": {"zodbshootout.storages.relstorage"},
+        "zodbshootout.concurrency.x": {"zodbshootout.storages.base"},
+        "zodbshootout.mix.runner": {"zodbshootout.storages.zeo.server"},
+    }
+    assert family_imports(graph) == [
+        "zodbshootout.database.state -> zodbshootout.storages.relstorage",
+        "zodbshootout.run.runner -> zodbshootout.storages.zeo.server",
+    ]
+
+
+def test_render_imports_no_mode_package():
+    graph = import_graph()
+    found = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        if package_of(module) == "render"
+        for target in sorted(targets)
+        if package_of(target) in MODE_PACKAGES
+    ]
+    assert found == []
+    assert not MAY_IMPORT["render"] & set(MODE_PACKAGES)
 
 
 def test_results_and_render_need_nothing_that_opens_a_database():

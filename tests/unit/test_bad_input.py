@@ -182,6 +182,27 @@ def test_open_errors_say_what_to_check():
     assert "pip install psycopg2cffi" in describe_open_error(unknown)
     ours = ModuleNotFoundError("No module named 'pg8000'", name="pg8000")
     assert "pip install '.[postgresql]' in the zodbshootout checkout" in describe_open_error(ours)
+    mysql = ModuleNotFoundError("No module named 'mysql'", name="mysql")
+    assert "pip install mysql-connector-python" in describe_open_error(mysql)
+    auto = RuntimeError("Driver 'auto' is not available (Module: 'MySQLdb', Module: 'pymysql')")
+    assert describe_open_error(auto).startswith("no MySQL driver is installed: ")
+
+
+def test_every_driver_extra_is_an_extra_of_the_package():
+    # The storage kinds name the extras; pyproject.toml is what defines them.
+    import pathlib
+
+    import tomllib
+
+    from zodbshootout import storages
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    assert storages.drivers()
+    for driver in storages.drivers():
+        assert (driver.extra is None) != (driver.package is None), driver
+        assert driver.extra is None or driver.extra in extras, driver
 
 
 # --- exit codes -------------------------------------------------------------

@@ -12,8 +12,8 @@ import transaction
 import ZODB
 from ZODB.MappingStorage import MappingStorage
 
-from zodbshootout.config.options import RunOptions
 from zodbshootout.errors import DataMismatch
+from zodbshootout.options.run import RunOptions
 from zodbshootout.phases import benchmarks
 from zodbshootout.phases import classic as phases
 from zodbshootout.phases.classic import ALL_PHASES, PHASES, Step, WorkerScope, plan_stages

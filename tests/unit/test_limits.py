@@ -14,8 +14,8 @@ import time
 import pytest
 
 from zodbshootout.cli import entry as cli
-from zodbshootout.config import options
 from zodbshootout.config.hosts import LOCALHOST, HostSpec
+from zodbshootout.options import run as options
 
 IN_MEMORY = """
 <zodb mem>

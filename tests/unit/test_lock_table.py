@@ -23,3 +23,18 @@ def test_only_a_full_lock_table_gets_the_hint():
     assert hint is not None
     assert hint.endswith("set max_locks_per_transaction = 256 and restart it")
     assert len(hint) < 180  # the footnote keeps 200 characters with its prefix
+
+
+def test_the_runner_reaches_the_lock_table_through_the_storage_kinds():
+    # run/ and database/ ask the registry, which asks every kind: RelStorage's answers.
+    from zodbshootout import storages
+
+    info = {"kind": "relstorage", "lock_table": DEFAULTS}
+    error = "... failed: out of shared memory"
+    assert storages.failure_hint(error, info, 10000, 2) == locks.failure_hint(error, info, 10000, 2)
+    assert storages.failure_hint("ConflictError", info, 10000, 2) is None
+    assert storages.plan_notes("pg", info, [10000], [4]) == [
+        locks.plan_note("pg", DEFAULTS, [10000], [4])
+    ]
+    assert storages.plan_notes("pg", info, [1000], [1]) == []
+    assert storages.plan_notes("fs", {"kind": "filestorage"}, [10000], [4]) == []

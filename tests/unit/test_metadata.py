@@ -3,7 +3,7 @@
 import json
 
 from zodbshootout import __version__
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.results.metadata import environment, package_versions, run_metadata
 
 CONFIG = """\

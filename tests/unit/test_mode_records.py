@@ -8,9 +8,9 @@ import pytest
 import zodbshootout
 from zodbshootout.concurrency.modes import MODES, mode_of, refuse_options
 from zodbshootout.config.hosts import HostSpec
-from zodbshootout.config.options import MODES as MODE_NAMES
-from zodbshootout.config.options import RunOptions
 from zodbshootout.errors import UsageError
+from zodbshootout.options.run import MODES as MODE_NAMES
+from zodbshootout.options.run import RunOptions
 from zodbshootout.results import metadata
 
 

@@ -24,7 +24,7 @@ from zodbshootout.cli.arguments import build_parser
 from zodbshootout.cli.measure import options_from_args
 from zodbshootout.concurrency import thread_counting, threads
 from zodbshootout.config.loader import ConfigSource, parse_source
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.workload import blobs
 from zodbshootout.workload import containers as workload
 from zodbshootout.workload.objects import BenchmarkObject

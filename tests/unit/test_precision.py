@@ -2,7 +2,7 @@
 
 import pytest
 
-from zodbshootout.config.options import StoppingRule
+from zodbshootout.options.run import StoppingRule
 from zodbshootout.results.stats import is_precise, relative_half_width
 from zodbshootout.run.precision import another_round, imprecise_cells
 

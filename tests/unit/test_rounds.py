@@ -1,6 +1,6 @@
 """Round-robin repetitions: warm-up first, then one repetition of each database per round."""
 
-from zodbshootout.config.options import StoppingRule
+from zodbshootout.options.run import StoppingRule
 from zodbshootout.results.record import PhaseTiming
 from zodbshootout.run.rounds import measure_in_rounds
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from zodbshootout.config.loader import load_config
-from zodbshootout.config.options import RunOptions
+from zodbshootout.options.run import RunOptions
 from zodbshootout.redact import MASK
 from zodbshootout.run.runner import Runner
 

@@ -22,7 +22,7 @@ from zodbshootout.cli.commands import COMMANDS
 from zodbshootout.cli.parsing import Parser, add_format, add_output
 from zodbshootout.concurrency import SHARED, SHARINGS, UNIQUE
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
-from zodbshootout.config.options import (
+from zodbshootout.options.run import (
     DEFAULT_MAX_SECONDS,
     DEFAULT_MIN_REPETITIONS,
     DEFAULT_PRECISION_PERCENT,

@@ -26,11 +26,6 @@ from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS, mode_of, refuse
 from zodbshootout.concurrency.host_environment import latency_lines
 from zodbshootout.config.hosts import parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
-from zodbshootout.config.options import (
-    DEFAULT_MIN_REPETITIONS,
-    DEFAULT_PRECISION_PERCENT,
-    RunOptions,
-)
 from zodbshootout.database import state as dbstate
 from zodbshootout.errors import (
     EXIT_CELLS_FAILED,
@@ -39,6 +34,11 @@ from zodbshootout.errors import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     UsageError,
+)
+from zodbshootout.options.run import (
+    DEFAULT_MIN_REPETITIONS,
+    DEFAULT_PRECISION_PERCENT,
+    RunOptions,
 )
 from zodbshootout.phases.classic import ALL_PHASES, PHASES
 from zodbshootout.probes import cache_trace as cachetrace

@@ -18,7 +18,7 @@ from zodbshootout.results import metadata
 from zodbshootout.results.record import RunResult
 
 if TYPE_CHECKING:  # the options' module imports the phases, which import ZODB
-    from zodbshootout.config.options import RunOptions
+    from zodbshootout.options.run import RunOptions
 
 __all__ = ["RunOutputs"]
 

@@ -23,9 +23,9 @@ from zodbshootout.concurrency.session import (
     SessionSpec,
 )
 from zodbshootout.config.loader import ConfigSource
-from zodbshootout.config.options import RunOptions
 from zodbshootout.database.cache_sizing import CacheWorkload
 from zodbshootout.errors import UsageError
+from zodbshootout.options.run import RunOptions
 
 __all__ = ["MODES", "Mode", "mode_of", "refuse_options", "session_spec"]
 

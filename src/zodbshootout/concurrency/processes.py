@@ -21,6 +21,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
+from zodbshootout import storages
 from zodbshootout.concurrency.session import SessionSpec
 from zodbshootout.concurrency.worker import Barrier, StageOutcome, StageTask, execute_stage
 from zodbshootout.database.open import open_database
@@ -31,8 +32,8 @@ from zodbshootout.results.record import PhaseTiming
 _log = logging.getLogger(__name__)
 
 # Modules the fork server imports once, so that each worker starts in
-# milliseconds instead of importing ZODB, ZEO and RelStorage again.
-_PRELOAD = ["zodbshootout.concurrency.processes", "ZEO.ClientStorage", "relstorage.storage"]
+# milliseconds instead of importing ZODB and the storage clients again.
+_PRELOAD = ["zodbshootout.concurrency.processes", *storages.preload_modules()]
 
 
 def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None) -> None:

@@ -9,7 +9,8 @@ from typing import Any, Protocol
 from zodbshootout.concurrency.worker import StageOutcome, StageTask
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import ConfigSource
-from zodbshootout.config.options import (
+from zodbshootout.database.cache_sizing import CacheWorkload
+from zodbshootout.options.run import (
     GEVENT,
     MODES,
     PROCESSES,
@@ -19,7 +20,6 @@ from zodbshootout.config.options import (
     UNIQUE,
     RunOptions,
 )
-from zodbshootout.database.cache_sizing import CacheWorkload
 from zodbshootout.phases.classic import Step
 
 __all__ = ["GEVENT", "MODES", "PROCESSES", "SHARED", "SHARINGS", "THREADS", "UNIQUE"]

@@ -1,39 +1,33 @@
 """Turn failures to open a database into one line a user can act on.
 
 The usual causes are a database driver that isn't installed (name the extra
-that installs it) and a server that can't be reached.
+that installs it; the storage kinds list their drivers, StorageKind.drivers) and a
+server that can't be reached.
 """
 
 from __future__ import annotations
 
 import re
 
+from zodbshootout import storages
 from zodbshootout.errors import install_hint
 
-# Python module -> the extra of this package that installs it (see pyproject.toml).
-_EXTRA_FOR_MODULE = {
-    "psycopg2": "postgresql",
-    "pg8000": "postgresql",
-    "MySQLdb": "mysql",
-    "pymysql": "mysql",
-    "pylibmc": "memcache",
-}
 
-# Drivers RelStorage supports that no extra installs: their PyPI names.
-_PACKAGE_FOR_MODULE = {
-    "psycopg2cffi": "psycopg2cffi",
-    "mysql": "mysql-connector-python",
-    "memcache": "python-memcached",
-}
-
-
-# The extra that installs the drivers of a database RelStorage found none for.
-_DATABASE_FOR_EXTRA = {"postgresql": "PostgreSQL", "mysql": "MySQL", "memcache": "memcached"}
+def _driver_for_module(module: str) -> storages.Driver | None:
+    """The driver a storage kind knows as *module* (or a module of its package)."""
+    top = module.split(".")[0]
+    return next((d for d in storages.drivers() if d.module == top), None)
 
 
 def extra_for_module(module: str) -> str | None:
     """The install extra that provides *module*, if it is one we know."""
-    return _EXTRA_FOR_MODULE.get(module.split(".")[0])
+    driver = _driver_for_module(module)
+    return driver.extra if driver else None
+
+
+def _database_of_extra(extra: str) -> str:
+    """What the drivers an extra installs talk to (``PostgreSQL``)."""
+    return next(d.database for d in storages.drivers() if d.extra == extra)
 
 
 def describe_open_error(error: BaseException) -> str:
@@ -44,7 +38,7 @@ def describe_open_error(error: BaseException) -> str:
         extra = _extra_of_candidates(error)
         if extra:
             return (
-                f"no {_DATABASE_FOR_EXTRA[extra]} driver is installed: {install_hint(extra)}, "
+                f"no {_database_of_extra(extra)} driver is installed: {install_hint(extra)}, "
                 "or name an installed driver in the section"
             )
         return "no driver for this database is installed: name an installed one in the section"
@@ -53,7 +47,8 @@ def describe_open_error(error: BaseException) -> str:
         if extra:
             hint = install_hint(extra)
         else:
-            package = _PACKAGE_FOR_MODULE.get(missing.split(".")[0], missing)
+            driver = _driver_for_module(missing)
+            package = driver.package if driver and driver.package else missing
             hint = f"pip install {package}, or name an installed driver in the section"
         return f"the Python module {missing!r} is not installed: {hint}"
     message = " ".join(str(error).split()) or type(error).__name__

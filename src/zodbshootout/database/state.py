@@ -37,11 +37,10 @@ from BTrees.LOBTree import LOBTree
 
 from zodbshootout import storages
 from zodbshootout.config.loader import LoadedConfig
-from zodbshootout.config.options import RunOptions
 from zodbshootout.database.info import probe_database
 from zodbshootout.database.open import open_database
 from zodbshootout.errors import UsageError
-from zodbshootout.storages.relstorage import locks
+from zodbshootout.options.run import RunOptions
 from zodbshootout.workload.objects import BenchmarkObject, make_payload
 from zodbshootout.workload.root import (
     ROOT_KEY,
@@ -338,9 +337,8 @@ def set_up_database(
     """
     info, notes = probe_database(config.source, name, addresses, secrets, gevent_mode)
     metadata.setdefault("databases", {})[name] = info
-    if info.get("lock_table"):
-        counts, levels = list(options.object_counts), list(options.concurrencies)
-        notes.append(locks.plan_note(name, info["lock_table"], counts, levels) or "")
+    counts, levels = list(options.object_counts), list(options.concurrencies)
+    notes.extend(storages.plan_notes(name, info, counts, levels))
     for text in notes:
         if text:
             note(text)

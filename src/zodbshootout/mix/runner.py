@@ -40,7 +40,7 @@ from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
-from zodbshootout.storages.zeo.server import embedded_servers
+from zodbshootout.storages.servers import embedded_servers
 from zodbshootout.workload.objects import make_payload
 from zodbshootout.workload.root import ROOT_KEY, ForeignDataError, populate
 

@@ -24,9 +24,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from zodbshootout.config.options import LogSetup
 from zodbshootout.errors import UsageError
 from zodbshootout.inputs import MAX_CONFIG_BYTES, read_text
+from zodbshootout.options.run import LogSetup
 from zodbshootout.probes.base import Probe
 from zodbshootout.probes.base import Step as StepView
 from zodbshootout.redact import RedactingFilter, install_log_redaction

@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zodbshootout.config.options import StoppingRule
+from zodbshootout.options.run import StoppingRule
 from zodbshootout.results.record import CellKey, RunResult
 from zodbshootout.results.stats import cell_stats, is_precise
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zodbshootout.config.options import StoppingRule
+from zodbshootout.options.run import StoppingRule
 from zodbshootout.results.record import PhaseTiming
 from zodbshootout.run.calibration import loops_from_warmup
 from zodbshootout.run.precision import another_round

@@ -27,10 +27,10 @@ from zodbshootout.concurrency.host_environment import describe_hosts, differing_
 from zodbshootout.concurrency.hosts import HostError, hosts_problem
 from zodbshootout.concurrency.processes import run_stage_in_processes
 from zodbshootout.config.loader import LoadedConfig
-from zodbshootout.config.options import RunOptions
 from zodbshootout.database import state as dbstate
 from zodbshootout.database.cache_sizing import configured_cache_notes, configured_cache_sizes
 from zodbshootout.errors import CellError, UsageError
+from zodbshootout.options.run import RunOptions
 from zodbshootout.phases.classic import REGISTRY, phases_failed_with, plan_stages
 from zodbshootout.phases.setup import repetition_filler
 from zodbshootout.probes import cache_trace as cachetrace
@@ -45,8 +45,7 @@ from zodbshootout.run.column import Column
 from zodbshootout.run.precision import round_rates
 from zodbshootout.run.progress import ProgressCallback, ProgressEvent, ignore_progress
 from zodbshootout.run.rounds import Loops, measure_in_rounds
-from zodbshootout.storages.relstorage import locks
-from zodbshootout.storages.zeo.server import EmbeddedServers, embedded_servers
+from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
 from zodbshootout.workload.containers import describe_container
 from zodbshootout.workload.root import ForeignDataError
 
@@ -266,7 +265,7 @@ class Runner:
                     report("failed", one_line(redact(outcome.error, self.secrets)))
                     failed = column.lost(stage)
                     info = self.result.metadata.get("databases", {}).get(name, {})
-                    hint = locks.failure_hint(outcome.error, info, count, workers)
+                    hint = storages.failure_hint(outcome.error, info, count, workers)
                     reason = f"{stage} stage failed: {hint or outcome.error}"
                     self._fail(name, count, workers, failed, reason)
                     return None

@@ -19,7 +19,7 @@ from ZODB.config import BaseConfig
 
 from zodbshootout.errors import CellError
 from zodbshootout.storages import filestorage, memory
-from zodbshootout.storages.base import StorageKind
+from zodbshootout.storages.base import Driver, StorageKind
 from zodbshootout.storages.base import count_requests as count_requests
 from zodbshootout.storages.base import counting_requests as counting_requests
 from zodbshootout.storages.relstorage import kind as relstorage
@@ -165,3 +165,37 @@ def pack_backups(database_factory: Any) -> list[str]:
         for factory in _walk(database_factory, into_servers=True)
         for path in kind_of_factory(factory).pack_backups(factory)
     ]
+
+
+def plan_notes(
+    name: str, info: dict[str, Any], object_counts: list[int], concurrencies: list[int]
+) -> list[str]:
+    """Before measuring database *name* (described in *info*): what its server is not set
+    up for at the run's largest levels, one note each (see StorageKind.plan_notes)."""
+    return [
+        note for kind in KINDS for note in kind.plan_notes(name, info, object_counts, concurrencies)
+    ]
+
+
+def failure_hint(
+    error: str, info: dict[str, Any], object_count: int, concurrency: int
+) -> str | None:
+    """What to change after a stage failed with *error*, if a kind knows; else None."""
+    return next(
+        (
+            hint
+            for kind in KINDS
+            if (hint := kind.failure_hint(error, info, object_count, concurrency))
+        ),
+        None,
+    )
+
+
+def preload_modules() -> list[str]:
+    """The client libraries worker processes should start with (see StorageKind.preload_modules)."""
+    return [module for kind in KINDS for module in kind.preload_modules]
+
+
+def drivers() -> list[Driver]:
+    """Every driver a kind's sections may name, with what installs it."""
+    return [driver for kind in KINDS for driver in kind.drivers]

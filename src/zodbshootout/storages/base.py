@@ -101,6 +101,20 @@ class ProcessLimit:
 
 
 @dataclass(frozen=True)
+class Driver:
+    """A Python module a kind's sections may name as their driver, and what installs it.
+
+    *extra*: this package's install extra that brings it (``postgresql``); else
+    *package*, its name on PyPI.  *database*: what it talks to, for a message.
+    """
+
+    module: str
+    database: str
+    extra: str | None = None
+    package: str | None = None
+
+
+@dataclass(frozen=True)
 class SizeReading:
     """A storage's size in bytes (see probes.storage_size), or why it can't be known."""
 
@@ -194,6 +208,13 @@ class StorageKind:
         """Files a pack of *factory*'s storage would delete or replace (FileStorage's ``.old``)."""
         return []
 
+    #: Modules a forkserver imports once, so that each worker process starts
+    #: with them loaded (the client library; see concurrency.processes).
+    preload_modules: tuple[str, ...] = ()
+
+    #: The drivers its sections may name (see database.drivers).
+    drivers: tuple[Driver, ...] = ()
+
     #: Its clients each run an asyncio loop, of which a gevent process can run one.
     one_client_per_gevent_process = False
 
@@ -274,6 +295,21 @@ class StorageKind:
     def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
         """Notes for under the table, from the facts :meth:`describe` found."""
         return []
+
+    def plan_notes(
+        self, name: str, info: dict[str, Any], object_counts: list[int], concurrencies: list[int]
+    ) -> list[str]:
+        """Before measuring: notes on levels of the run the server described in *info*
+        (see :meth:`describe`) is not set up for, e.g. a lock table too small."""
+        return []
+
+    def failure_hint(
+        self, error: str, info: dict[str, Any], object_count: int, concurrency: int
+    ) -> str | None:
+        """For a stage that failed with *error*: one short line of what to change, if this
+        kind knows the cause from the facts in *info*; else None (a footnote keeps 200
+        characters)."""
+        return None
 
     def network_links(self, factory: Any) -> list[ServerLink]:
         """The servers *factory*'s own section reaches over the network (see storages.network)."""

@@ -18,11 +18,11 @@ from zodbshootout.cli.commands import Command
 from zodbshootout.cli.parsing import add_format, add_output
 from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
-from zodbshootout.config.options import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
 from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
 from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
+from zodbshootout.options.run import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
 from zodbshootout.outputfile import written_name
 from zodbshootout.results import metadata
 from zodbshootout.results.histogram import require_hdrhistogram

@@ -14,6 +14,7 @@ from typing import Any
 from zodbshootout.storages.base import (
     MIB,
     CacheWorkload,
+    Driver,
     SizeReading,
     StorageKind,
     ThreadLoadCounter,
@@ -51,6 +52,18 @@ _VERSION_QUERIES = {
 
 class RelStorageKind(StorageKind):
     name = "relstorage"
+    preload_modules = ("relstorage.storage",)
+    drivers = (
+        Driver("psycopg2", "PostgreSQL", extra="postgresql"),
+        Driver("pg8000", "PostgreSQL", extra="postgresql"),
+        Driver("psycopg2cffi", "PostgreSQL", package="psycopg2cffi"),
+        Driver("MySQLdb", "MySQL", extra="mysql"),
+        Driver("pymysql", "MySQL", extra="mysql"),
+        Driver("mysql", "MySQL", package="mysql-connector-python"),
+        # cache-servers: the shared cache's client library.
+        Driver("pylibmc", "memcached", extra="memcache"),
+        Driver("memcache", "memcached", package="python-memcached"),
+    )
 
     def owns(self, storage: Any) -> bool:
         return type(storage).__module__.startswith("relstorage.")
@@ -260,6 +273,18 @@ class RelStorageKind(StorageKind):
                 "in the section (e.g. 'driver sqlite3') to measure that instead"
             )
         return notes
+
+    def plan_notes(
+        self, name: str, info: dict[str, Any], object_counts: list[int], concurrencies: list[int]
+    ) -> list[str]:
+        settings = info.get("lock_table")
+        note = settings and locks.plan_note(name, settings, object_counts, concurrencies)
+        return [note] if note else []
+
+    def failure_hint(
+        self, error: str, info: dict[str, Any], object_count: int, concurrency: int
+    ) -> str | None:
+        return locks.failure_hint(error, info, object_count, concurrency)
 
 
 def _note_mariadb_adjustments(adapter: Any, cursor: Any, info: dict[str, Any]) -> None:

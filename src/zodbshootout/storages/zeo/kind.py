@@ -47,6 +47,7 @@ _by_client: dict[int, dict[bytes, int]] | None = None
 class ZEOKind(StorageKind):
     name = "zeo"
     one_client_per_gevent_process = True
+    preload_modules = ("ZEO.ClientStorage",)
 
     def owns(self, storage: Any) -> bool:
         return type(storage).__module__.startswith("ZEO.")

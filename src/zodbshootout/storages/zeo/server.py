@@ -1,4 +1,5 @@
-"""Run a ZEO server for an ``<embeddedzeo>`` section, and control it from the runner.
+"""Run a ZEO server for an ``<embeddedzeo>`` section, and control one (storages.servers
+launches them together).
 
 The server is a separate process (``python -m zodbshootout.storages.zeo.server``) so it
 has its own interpreter lock, as a real server would.  It listens on
@@ -9,7 +10,6 @@ never outlives the run that started it, even if that run is killed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
@@ -19,11 +19,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from zodbshootout.config.loader import ConfigSource, LoadedConfig, parse_source
+from zodbshootout.config.loader import ConfigSource, parse_source
 from zodbshootout.errors import CellError
 
 START_TIMEOUT_SECONDS = 60.0
@@ -160,58 +159,6 @@ class ZEOServerProcess:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-class EmbeddedServers:
-    """The embedded ZEO servers of several databases, launched together.
-
-    Each server spends about half a second importing ZEO and opening its
-    storage; launched together they do that side by side, and the runner
-    waits for each database's servers only when it sets that database up.
-    """
-
-    def __init__(self, config: LoadedConfig, names: list[str]) -> None:
-        from zodbshootout.storages import check_served_paths, embedded_zeo_sections
-
-        self._servers: dict[str, list[ZEOServerProcess]] = {}
-        self._launch_errors: dict[str, Exception] = {}
-        for name in names:
-            servers = self._servers[name] = []
-            try:
-                if embedded_zeo_sections(config.databases[name]):
-                    check_served_paths(config.databases[name])
-                for index in range(len(embedded_zeo_sections(config.databases[name]))):
-                    servers.append(ZEOServerProcess(ServerRequest(config.source, name, index)))
-            except Exception as e:  # e.g. OSError: too many open files
-                self._launch_errors[name] = e
-
-    def launched(self) -> list[ZEOServerProcess]:
-        """Every server launched, in the databases' order."""
-        return [server for servers in self._servers.values() for server in servers]
-
-    def addresses(self, name: str) -> list[tuple[str, int]]:
-        """Wait for database *name*'s servers; their addresses, or why one did not start."""
-        if name in self._launch_errors:
-            raise self._launch_errors[name]
-        return [server.address for server in self._servers[name]]
-
-    def stop(self) -> None:
-        """Stop every server: all are asked first, then each is waited for."""
-        everyone = self.launched()
-        for server in everyone:
-            server.ask_to_stop()
-        for server in everyone:
-            server.stop()
-
-
-@contextlib.contextmanager
-def embedded_servers(config: LoadedConfig, names: list[str]) -> Iterator[EmbeddedServers]:
-    """Launch the embedded ZEO servers of databases *names*; always stop them at the end."""
-    servers = EmbeddedServers(config, names)
-    try:
-        yield servers
-    finally:
-        servers.stop()
 
 
 def _encode(request: ServerRequest) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What a run measures and how: the options, validated, as plain data."""
+"""The options of a run: counts, concurrency, repetitions, phases, shapes, limits."""
 
 from __future__ import annotations
 
