@@ -139,6 +139,18 @@ def _temporary_files_of_the_test(monkeypatch):
     shutil.rmtree(scratch, ignore_errors=True)
 
 
+UNIT_TESTS = ROOT / "tests" / "unit"
+
+
+@pytest.fixture(autouse=True)
+def _no_process_in_the_unit_run(request, monkeypatch):
+    """tests/unit starts no process (support/no_processes.py): the quick run stays quick."""
+    if request.node.path.is_relative_to(UNIT_TESTS):
+        from support.no_processes import refuse_process_starts
+
+        refuse_process_starts(monkeypatch)
+
+
 @pytest.fixture
 def write_config(tmp_path):
     """Write a configuration text to a file and return its path."""

@@ -8,9 +8,12 @@ hides a cycle from Python, not from the reader.
 """
 
 import ast
+import functools
 import importlib
 import pathlib
 import textwrap
+
+import pytest
 
 import zodbshootout
 
@@ -32,16 +35,35 @@ def _path_of(module):
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
+@functools.cache
+def _tree(module):
+    """The syntax tree of *module*, parsed once per test process."""
+    return ast.parse(_path_of(module).read_text(encoding="utf-8"))
+
+
 def _imports(tree):
     return (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
 
 
+@functools.cache
+def _import_graph():
+    return _read_import_graph()
+
+
 def import_graph():
-    """module -> the zodbshootout modules it imports (anywhere in its code)."""
+    """module -> the zodbshootout modules it imports (anywhere in its code).
+
+    Read once per test process (the sources don't change during a run); each
+    caller gets its own copy.
+    """
+    return {module: set(targets) for module, targets in _import_graph().items()}
+
+
+def _read_import_graph():
     known = set(module_names())
     graph = {}
     for module in known:
-        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        tree = _tree(module)
         package = module if _path_of(module).name == "__init__.py" else module.rpartition(".")[0]
         edges = set()
         for node in _imports(tree):
@@ -333,7 +355,7 @@ def test_only_cli_prints():
     for module in module_names():
         if package_of(module) in ("cli", "__main__") or module in WRITES_STANDARD_STREAMS:
             continue
-        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        tree = _tree(module)
         found += [f"{module}:{line}" for line in _prints(tree)]
     assert found == []
 
@@ -376,7 +398,7 @@ def test_nothing_outside_storages_switches_on_a_storage_class():
     for module in module_names():
         if package_of(module) == "storages":
             continue
-        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        tree = _tree(module)
         found += [f"{module}:{line}" for line in _switches_on_names(tree)]
     assert found == []
 
@@ -420,7 +442,7 @@ def long_functions_in(module, tree):
 def long_functions():
     found = []
     for module in module_names():
-        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        tree = _tree(module)
         found += long_functions_in(module, tree)
     return found
 
@@ -494,3 +516,93 @@ def test_the_architecture_page_lists_every_file_of_the_package():
 def test_the_tree_reader_nests_folders():
     text = "    ├── a/   x\n    │   └── b.py   y\n    └── c.py   z\n"
     assert documented_tree(text) == ["a/", "a/b.py", "c.py"]
+
+
+# --- The tests: a quick run without processes, files named for what they test ------
+
+TESTS = PACKAGE_DIR.parents[1] / "tests"
+
+
+def test_a_unit_test_cannot_start_a_subprocess():
+    """tests/conftest.py refuses process starts in tests/unit (support/no_processes.py)."""
+    import subprocess
+    import sys
+
+    from support.no_processes import ProcessStarted
+
+    with pytest.raises(ProcessStarted, match="belong in tests/integration"):
+        subprocess.run([sys.executable, "-c", "pass"], check=False)
+
+
+def test_a_unit_test_cannot_start_a_worker_process_in_any_start_method():
+    import multiprocessing
+    import os
+
+    from support.no_processes import ProcessStarted
+
+    for method in multiprocessing.get_all_start_methods():
+        process = multiprocessing.get_context(method).Process(target=print)
+        with pytest.raises(ProcessStarted):
+            process.start()
+    with pytest.raises(ProcessStarted):
+        os.fork()
+
+
+def owners_of_test_names():
+    """What a test file may be named after: a package or a top-level module."""
+    owners = {p.name for p in PACKAGE_DIR.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    owners |= {p.stem for p in PACKAGE_DIR.glob("*.py") if not p.stem.startswith("_")}
+    return owners
+
+
+def misnamed_tests(names, owners):
+    """Test file names that don't start with the package or top-level module they test.
+
+    The rule (docs/architecture.rst, "Where the tests are"): ``test_<package>_<module>.py``
+    or ``test_<package>_<topic>.py``, or ``test_<module>.py`` for a top-level module.
+    """
+    return sorted(
+        name
+        for name in names
+        if not any(name[5:-3] == o or name[5:-3].startswith(f"{o}_") for o in owners)
+    )
+
+
+#: Test files named before the rule (docs/architecture.rst): new ones follow it.
+NAMED_BEFORE_THE_RULE = {
+    "unit": {
+        *("architecture", "bad_input", "cache_sizing", "calibration", "cells", "ci_script"),
+        *("compare", "dbstate", "diagnostics", "extra_benchmarks", "format_registry"),
+        *("guides", "history", "host_list", "hostile_result_files", "indexes", "insight"),
+        *("limits", "load_notes", "lock_table", "mode_records", "modes_and_shapes", "noise"),
+        *("old_mix_results", "output_targets", "plot", "precision", "progress"),
+        *("pyperf_export", "quiet_failures", "report_html", "resultfile", "rounds"),
+        *("rtt_ladder", "runner_failures", "secret_paths", "smaller_errors", "stage", "stats"),
+        *("stats_inference", "subcommands", "table_writer", "zeo_trace_records"),
+    },
+    "integration": {
+        *("benchmarks", "blobs", "buildout", "cache_trace", "ci_recipe", "dbinfo"),
+        *("delay_proxy", "delay_proxy_hosts", "diagnostics_cli", "doc_commands", "docs"),
+        *("first_commit", "floor_script", "hardening", "hosts", "hosts_local_script"),
+        *("hosts_netns", "insight_run", "interrupt", "light_imports", "mariadb_compat"),
+        *("memcached", "modes", "no_counters", "pg_locks", "provenance", "provision"),
+        *("relstorage_facts", "remote_sample_steps", "report", "result_files", "round_trips"),
+        *("rtt_servers", "safety", "sample_conf", "secrets", "sqlite_planner", "storage_size"),
+        *("suite_safety", "toy_format", "truth", "two_hosts", "zap", "zeo_server"),
+    },
+}
+
+
+@pytest.mark.parametrize("folder", sorted(NAMED_BEFORE_THE_RULE))
+def test_test_files_are_named_for_what_they_test(folder):
+    names = [p.name for p in (TESTS / folder).glob("test_*.py")]
+    before = {f"test_{stem}.py" for stem in NAMED_BEFORE_THE_RULE[folder]}
+    assert misnamed_tests(names, owners_of_test_names()) == sorted(before & set(names))
+    # An old name that is gone (renamed or moved) leaves the list.
+    assert before <= set(names), sorted(before - set(names))
+
+
+def test_the_naming_rule_reads_package_and_module():
+    owners = {"render", "results", "redact", "mix"}
+    names = ["test_render_csv.py", "test_redact.py", "test_mix_parts.py", "test_rendering.py"]
+    assert misnamed_tests(names, owners) == ["test_rendering.py"]

@@ -1,4 +1,5 @@
-"""The guides to adding a format and a subcommand name files that exist.
+"""The guides to adding a format, a subcommand, a workload and a storage kind name
+files that exist.
 
 Every path a guide names in double back-quotes (``render/formats.py``,
 ``tests/support/toy_format.py``) must be a file or folder of the
@@ -16,7 +17,8 @@ PACKAGE = pathlib.Path(zodbshootout.__file__).parent
 
 #: A path in double back-quotes: a top folder of the repository or of the package.
 NAMED_PATH = re.compile(
-    r"``((?:src|docs|tests|cli|render|results|mix|cachesim|storages)/[\w./-]*[\w/])``"
+    r"``((?:src|docs|tests|cli|render|results|mix|cachesim|storages|concurrency|database)"
+    r"/[\w./-]*[\w/])``"
 )
 
 
@@ -36,6 +38,10 @@ def _guides():
     yield "docs/adding-a-format.rst", (ROOT / "docs/adding-a-format.rst").read_text()
     architecture = (ROOT / "docs/architecture.rst").read_text()
     yield "docs/architecture.rst", _section(architecture, "Adding a subcommand")
+    workload = (ROOT / "docs/adding-a-workload.rst").read_text()
+    yield "adding-a-workload: operation", _section(workload, "A new mix operation")
+    yield "adding-a-workload: mode", _section(workload, "A new mode")
+    yield "docs/adding-a-storage-kind.rst", (ROOT / "docs/adding-a-storage-kind.rst").read_text()
 
 
 def _where(path):
@@ -71,3 +77,33 @@ def test_the_format_guide_includes_a_file_that_exists_and_names_every_step():
         assert (ROOT / "docs" / included).resolve().is_file(), included
     for step in ("render/NAME.py", "render/formats.py", "docs/architecture.rst", "CHANGES.rst"):
         assert step in text, step
+
+
+def test_the_workload_guide_names_every_step_of_an_operation_and_of_a_mode():
+    text = (ROOT / "docs/adding-a-workload.rst").read_text()
+    operation = _section(text, "A new mix operation")
+    for step in ("mix/workloads.py", "mix/operations.py", "cli/commands/mix.py", "CHANGES.rst"):
+        assert step in operation, step
+    mode = _section(text, "A new mode")
+    for step in (
+        "src/zodbshootout/NAME/",
+        "results/NAME.py",
+        "results/file.py",
+        "render/NAME.py",
+        "render/formats.py",
+        "cli/commands/NAME.py",
+        "cli/commands/__init__.py",
+        "tests/unit/test_architecture.py",
+        "docs/architecture.rst",
+        "docs/index.rst",
+        "CHANGES.rst",
+    ):
+        assert step in mode, step
+
+
+def test_the_workload_guide_names_the_operations_where_they_are_defined():
+    # The guide's "beside READ … POLL" holds only while they are mix/workloads.py's.
+    from zodbshootout.mix import workloads
+
+    assert workloads.OPERATIONS[0] == workloads.READ
+    assert workloads.OPERATIONS[-1] == workloads.POLL

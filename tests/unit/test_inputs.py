@@ -3,6 +3,8 @@
 A character device that never ends (like /dev/zero, made here with mknod in
 the test's own directory), a FIFO nobody writes to, and a file larger than
 its kind can be are refused in one line, exit 2, before anything is read.
+The cases that run the command in a child process (so that a hang is a
+timeout) are in tests/integration/test_inputs_fifos.py.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import contextlib
 import io
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
 
@@ -110,23 +110,6 @@ def test_an_oversized_configuration_and_result_file_are_refused(tmp_path):
     assert "refusing to read result file" in stderr
 
 
-def test_a_fifo_as_configuration_or_log_setup_does_not_hang(fifo, tmp_path):
-    """In a child process, so that a hang is a timeout here, not a stuck suite."""
-    config = tmp_path / "mem.conf"
-    config.write_text("<zodb mem>\n  <mappingstorage/>\n</zodb>\n")
-    for argv in ([fifo], [str(config), "--threads", "--log", fifo]):
-        done = subprocess.run(
-            [sys.executable, "-m", "zodbshootout", *argv],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
-        assert "it is a FIFO, not a regular file" in done.stderr
-        assert done.stderr.count("\n") == 1, done.stderr
-
-
 def test_an_included_device_is_refused_with_file_and_line(tmp_path, zero_device):
     config = tmp_path / "main.conf"
     config.write_text(f"# databases\n%include {zero_device}\n")
@@ -144,23 +127,6 @@ def _defined_include(tmp_path, target: str) -> str:
     directory, name = os.path.split(target)
     config.write_text(f"%define where {directory}\n# databases\n%include $where/{name}\n")
     return str(config)
-
-
-def test_an_include_through_a_define_to_a_fifo_does_not_hang(fifo, tmp_path):
-    """In a child process, so that a hang is a timeout here, not a stuck suite."""
-    config = _defined_include(tmp_path, fifo)
-    done = subprocess.run(
-        [sys.executable, "-m", "zodbshootout", config, "-n", "5"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert (done.returncode, done.stdout) == (2, ""), f"{done.stdout}\n{done.stderr}"
-    assert done.stderr == (
-        f"zodbshootout: error: {config}:3: refusing to read the included file {fifo}: "
-        "it is a FIFO, not a regular file\n"
-    )
 
 
 def test_an_include_through_a_define_gets_every_check_a_direct_one_gets(tmp_path, zero_device):
@@ -187,22 +153,4 @@ def test_an_include_through_a_define_gets_every_check_a_direct_one_gets(tmp_path
     assert code == 2
     assert stderr == (
         f"zodbshootout: error: {looping}:3: %include loop: {looping} includes {looping}\n"
-    )
-
-
-def test_a_logging_configuration_includes_through_a_define_are_checked(fifo, tmp_path):
-    config = tmp_path / "mem.conf"
-    config.write_text("<zodb mem>\n  <mappingstorage/>\n</zodb>\n")
-    log_config = _defined_include(tmp_path, fifo)
-    done = subprocess.run(
-        [sys.executable, "-m", "zodbshootout", str(config), "--threads", "--log", log_config],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert (done.returncode, done.stdout) == (2, ""), f"{done.stdout}\n{done.stderr}"
-    assert done.stderr == (
-        f"zodbshootout: error: --log {log_config}: {log_config}:3: refusing to read the "
-        f"included file {fifo}: it is a FIFO, not a regular file\n"
     )

@@ -1,20 +1,19 @@
 """-o and --pyperf write regular files only, and a save that fails is a failed run.
 
 In this process, without workers (--threads); the real-process cases (a FIFO,
-a socket, a device node made in tmp_path) are in tests/integration/test_hardening.py.
+a socket, a device node made in tmp_path) are in tests/integration/test_hardening.py,
+and those that finish a whole run (which records the checkout's commit with git) in
+tests/integration/test_outputfile_runs.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
-import os
 import pathlib
 
 import pytest
 
-from zodbshootout import outputfile
 from zodbshootout.cli import entry as cli
 from zodbshootout.errors import UsageError
 from zodbshootout.results import file as resultfile
@@ -49,52 +48,6 @@ def test_a_target_that_becomes_a_symlink_during_the_run_is_not_replaced(tmp_path
         resultfile.save(sample_result(), str(target))
     assert target.is_symlink()
     assert (tmp_path / "elsewhere").read_text() == "keep me\n"
-
-
-def test_a_regular_file_is_still_replaced_atomically(tmp_path, write_config):
-    config = write_config(IN_MEMORY)
-    target = tmp_path / "run.json"
-    target.write_text("an older run\n")
-    code, _stdout, stderr = run_main(config, *QUICK, "-o", str(target))
-    assert code == 0, stderr
-    assert resultfile.load(str(target)).databases == ["mem"]
-
-
-def _fail_at_fsync(monkeypatch, error: int = errno.ENOSPC) -> None:
-    """The disk fills while the result is written (the lowest layer of a save)."""
-
-    def full(_fd: int) -> None:
-        raise OSError(error, os.strerror(error))
-
-    monkeypatch.setattr(outputfile.os, "fsync", full)
-
-
-def test_a_failed_save_exits_non_zero_and_disowns_the_earlier_file(
-    tmp_path, write_config, monkeypatch
-):
-    config = write_config(IN_MEMORY)
-    target = tmp_path / "run.json"
-    target.write_text("an older run\n")
-    _fail_at_fsync(monkeypatch)
-    code, stdout, stderr = run_main(config, *QUICK, "-o", str(target))
-    assert code == cli.EXIT_CELLS_FAILED, stderr
-    # The measurements are still printed.
-    assert "Add 5 Objects" in stdout
-    assert f"zodbshootout: error: cannot save {target}: No space left on device" in stderr
-    assert "it still holds an earlier file, not this run's result" in stderr
-    assert "Traceback" not in stderr
-    assert target.read_text() == "an older run\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json", "test.conf"]
-
-
-def test_a_failed_pyperf_save_exits_non_zero(tmp_path, write_config, monkeypatch):
-    config = write_config(IN_MEMORY)
-    target = tmp_path / "suite.json"
-    _fail_at_fsync(monkeypatch, errno.EIO)
-    code, _stdout, stderr = run_main(config, *QUICK, "--pyperf", str(target))
-    assert code == cli.EXIT_CELLS_FAILED, stderr
-    assert f"cannot save {target}: Input/output error" in stderr
-    assert not target.exists()
 
 
 def test_export_refuses_a_symlink_target(tmp_path, capsys):
@@ -181,22 +134,6 @@ def test_an_empty_output_name_of_a_subcommand_is_refused(tmp_path, command, opti
     assert stderr.count("\n") == 1, stderr
     assert f"argument {option}" in stderr
     assert "an empty name" in stderr
-
-
-def test_a_label_the_result_file_could_not_hold_is_refused_before_the_run(tmp_path, write_config):
-    config = write_config(IN_MEMORY)
-    saved = tmp_path / "run.json"
-    code, stdout, stderr = run_main(config, *QUICK, "--label", "L" * 201, "-o", str(saved))
-    assert (code, stdout) == (2, ""), stderr
-    assert stderr == (
-        "zodbshootout: error: --label is 201 characters long; at most 200 fit in a result file\n"
-    )
-    assert not saved.exists()
-    # The longest label that fits is saved, and read back.
-    code, _stdout, stderr = run_main(config, *QUICK, "--label", "L" * 200, "-o", str(saved))
-    assert code == 0, stderr
-    code, stdout, stderr = run_main("show", str(saved))
-    assert code == 0, stderr
 
 
 def test_a_label_that_is_no_text_is_refused_before_the_run(tmp_path, write_config):
