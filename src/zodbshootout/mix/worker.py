@@ -278,25 +278,32 @@ def _measure(
     end: float,
     clock: Callable[[], float],
 ) -> None:
-    """The measured loop: until *end*, draw, wait for the intended start, run, record."""
+    """The measured loop: until *end*, draw, wait for the intended start, run, record.
+
+    The keys are drawn before the clock starts (closed loop) or before the
+    wait for the intended start (under a rate), so a latency is the
+    transaction's alone: open, operation, commit, close.
+    """
     records = recorder.operations
     while True:
         now = clock()
         if now >= end:
             break
-        intended = now
+        intended: float | None = None
         if schedule is not None:
             if schedule.peek() >= end:
                 time.sleep(max(0.0, end - now))
                 break
             intended = schedule.take()
-            if intended > now:
-                time.sleep(intended - now)
         prepared = work.draw()
         started = clock()
+        if intended is not None and intended > started:
+            time.sleep(intended - started)
+            started = clock()
         record = records[prepared.operation]
         if work.run(prepared, record):
-            recorder.record(prepared.operation, min(intended, started), started, clock())
+            start = started if intended is None else min(intended, started)
+            recorder.record(prepared.operation, start, started, clock())
     recorder.close_intervals(min(clock(), end))
 
 
