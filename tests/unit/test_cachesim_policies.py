@@ -93,6 +93,9 @@ def test_the_relstorage_column_is_relstorages_own_cache(monkeypatch):
         def invalidate_all(self, oids):
             pass
 
+        def delitems(self, oids_tids):
+            pass
+
         def stats(self):
             return {"hits": 0}
 

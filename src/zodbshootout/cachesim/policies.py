@@ -3,8 +3,9 @@
 Every policy replays the same :class:`~zodbshootout.cachesim.records.Access`
 records the same way: a read is a load, a hit when the cache holds the
 object, and on a miss the object is put in the cache (as a client does
-with what the server sent); a write puts a new revision in place of the
-old; an invalidation drops the object.
+with what the server sent); a store of the revision last seen (a
+prefetch) fills the cache as a miss does; a store of a new one puts it in
+place of the old; an invalidation drops the object.
 
 - ``zeo``: ZEO's own simulation of its client cache
   (``ZEO.scripts.cache_simul.CircularCacheSimulation``: one circular file,
@@ -38,18 +39,31 @@ MIN_SIZE_BYTES = 16 << 10
 
 
 class _Replay:
-    """The loop every policy shares; a policy says how to look up, fill and drop."""
+    """The loop every policy shares; a policy says how to look up, fill and drop.
 
-    def hit(self, key: int) -> bool:
+    Revisions are the trace's transaction ids where it gives them: a store
+    of the revision the cache was last told of is a plain fill (a prefetch,
+    as RelStorage's ``StorageCache.prefetch`` and ZEO's ``prefetch`` fill
+    only what they lack), a store of another is a new revision.  Where the
+    trace gives none (SPC, a miss never filled), each write is a new
+    revision numbered here.
+    """
+
+    def __init__(self) -> None:
+        self.current: dict[int, int] = {}  # key -> the revision last seen
+        self.next_tid = 2  # numbered revisions, for traces without tids
+
+    def hit(self, key: int, tid: int) -> bool:
         raise NotImplementedError
 
-    def fill(self, key: int, size_bytes: int) -> None:
+    def fill(self, key: int, size_bytes: int, tid: int) -> None:
         raise NotImplementedError
 
-    def write(self, key: int, size_bytes: int) -> None:
+    def write(self, key: int, size_bytes: int, tid: int, old: int | None) -> None:
+        """A new revision *tid* of *key*, whose revision before was *old* (None: unknown)."""
         raise NotImplementedError
 
-    def drop(self, key: int) -> None:
+    def drop(self, key: int, tid: int) -> None:
         raise NotImplementedError
 
     def hits(self) -> int:
@@ -57,16 +71,24 @@ class _Replay:
 
     def run(self, accesses: Sequence[Access], clock: Callable[[], float]) -> Outcome:
         loads = 0
+        current = self.current
         started = clock()
-        for op, key, size in accesses:
+        for op, key, size, tid in accesses:
             if op == READ:
                 loads += 1
-                if not self.hit(key):
-                    self.fill(key, size)
+                tid = current[key] = tid or current.get(key, 1)
+                if not self.hit(key, tid):
+                    self.fill(key, size, tid)
             elif op == INVALIDATE:
-                self.drop(key)
+                current.pop(key, None)
+                self.drop(key, tid)
+            elif tid and tid == current.get(key):
+                self.fill(key, size, tid)
             else:
-                self.write(key, size)
+                if not tid:
+                    tid, self.next_tid = self.next_tid, self.next_tid + 1
+                old, current[key] = current.get(key), tid
+                self.write(key, size, tid, old)
         return Outcome(loads, self.hits(), clock() - started)
 
 
@@ -75,36 +97,31 @@ class _ZEO(_Replay):
         from ZEO.cache import ZEC_HEADER_SIZE
         from ZEO.scripts.cache_simul import CircularCacheSimulation
 
+        super().__init__()
         self.sim = CircularCacheSimulation(size_bytes, 0.8)  # 0.8: cache_simul's default
         # ZEO's ClientCache.store skips an object too big for the whole cache.
         self.largest = size_bytes - ZEC_HEADER_SIZE - self.sim.overhead - 1
-        self.tids: dict[bytes, bytes] = {}
-        self.next_tid = 2
 
-    def _tid(self, oid: bytes) -> bytes:
-        return self.tids.get(oid, (1).to_bytes(8, "big"))
-
-    def hit(self, key: int) -> bool:
+    def hit(self, key: int, tid: int) -> bool:
         before = self.sim.total_hits
-        self.sim.load(key.to_bytes(8, "big"), 0, self._tid(key.to_bytes(8, "big")), 0x20)
+        self.sim.load(key.to_bytes(8, "big"), 0, tid.to_bytes(8, "big"), 0x20)
         return bool(self.sim.total_hits > before)
 
-    def fill(self, key: int, size_bytes: int) -> None:
+    def fill(self, key: int, size_bytes: int, tid: int) -> None:
         oid = key.to_bytes(8, "big")
-        # cache_simul refills an evicted object itself on its next miss.
+        # cache_simul refills an evicted object itself on its next miss;
+        # ZEO's store of the current revision it holds changes nothing.
         if oid not in self.sim.current and 0 < size_bytes <= self.largest:
-            self.sim.write(oid, size_bytes, self._tid(oid), bytes(8))
+            self.sim.write(oid, size_bytes, tid.to_bytes(8, "big"), bytes(8))
 
-    def write(self, key: int, size_bytes: int) -> None:
+    def write(self, key: int, size_bytes: int, tid: int, old: int | None) -> None:
         oid = key.to_bytes(8, "big")
-        tid = self.next_tid.to_bytes(8, "big")
-        self.next_tid += 1
-        self.sim.inval(oid, tid)  # the current revision becomes non-current
-        self.tids[oid] = tid
+        revision = tid.to_bytes(8, "big")
+        self.sim.inval(oid, revision)  # the current revision becomes non-current
         if 0 < size_bytes <= self.largest:
-            self.sim.write(oid, size_bytes, tid, bytes(8))
+            self.sim.write(oid, size_bytes, revision, bytes(8))
 
-    def drop(self, key: int) -> None:
+    def drop(self, key: int, tid: int) -> None:
         self.sim.inval(key.to_bytes(8, "big"), bytes(8))
 
     def hits(self) -> int:
@@ -112,15 +129,22 @@ class _ZEO(_Replay):
 
 
 class _RelStorage(_Replay):
+    """RelStorage's LocalClient driven as its ``StorageCache`` drives it.
+
+    A load is ``client[(oid, tid)]``; a miss and a prefetch store
+    ``client[(oid, tid)] = ...`` (a plain set); a commit adds the new
+    revision and the older ones go (``delitems``, as the poll's vacuum does),
+    so the object keeps its place and frequency in the generations.
+    """
+
     def __init__(self, size_bytes: int) -> None:
         # Looked up at each replay, so that a test can put a stub in its place.
         from relstorage.cache import local_client
         from relstorage.options import Options
 
+        super().__init__()
         options = Options(cache_local_mb=size_bytes / 1e6, cache_local_compression="none")
         self.client = local_client.LocalClient(options)
-        self.tids: dict[int, int] = {}
-        self.next_tid = 2
         self.states: dict[int, bytes] = {}
 
     def _state(self, size_bytes: int) -> bytes:
@@ -129,20 +153,24 @@ class _RelStorage(_Replay):
             state = self.states[size_bytes] = b"s" * size_bytes
         return state
 
-    def hit(self, key: int) -> bool:
-        return self.client.get((key, self.tids.get(key, 1))) is not None
+    def hit(self, key: int, tid: int) -> bool:
+        return self.client.get((key, tid)) is not None
 
-    def fill(self, key: int, size_bytes: int) -> None:
-        tid = self.tids.get(key, 1)
+    def fill(self, key: int, size_bytes: int, tid: int) -> None:
+        # A plain set, as a miss and a prefetch store: of a revision held, it
+        # only makes the entry most recently used.
         self.client[(key, tid)] = (self._state(size_bytes), tid)
 
-    def write(self, key: int, size_bytes: int) -> None:
-        tid = self.tids[key] = self.next_tid
-        self.next_tid += 1
-        self.client.invalidate_all([key])
+    def write(self, key: int, size_bytes: int, tid: int, old: int | None) -> None:
+        # peek: a look that counts no hit and moves nothing.
+        held = old is not None and self.client.get((key, old), peek=True) is not None
         self.client[(key, tid)] = (self._state(size_bytes), tid)
+        if held:
+            # The vacuum's delitems: revisions up to *old* go (of an entry
+            # holding two; one holding only the new one would lose it).
+            self.client.delitems({key: old})
 
-    def drop(self, key: int) -> None:
+    def drop(self, key: int, tid: int) -> None:
         self.client.invalidate_all([key])
 
     def hits(self) -> int:
@@ -153,21 +181,23 @@ class _LRU(_Replay):
     def __init__(self, size_bytes: int) -> None:
         from cachetools import LRUCache
 
+        super().__init__()
         self.cache: Any = LRUCache(maxsize=size_bytes, getsizeof=lambda size: max(size, 1))
         self.counted = 0
 
-    def hit(self, key: int) -> bool:
+    def hit(self, key: int, tid: int) -> bool:
         found = self.cache.get(key) is not None
         self.counted += found
         return found
 
-    def fill(self, key: int, size_bytes: int) -> None:
+    def fill(self, key: int, size_bytes: int, tid: int) -> None:
         if size_bytes <= self.cache.maxsize:  # cachetools refuses a bigger one
             self.cache[key] = size_bytes
 
-    write = fill
+    def write(self, key: int, size_bytes: int, tid: int, old: int | None) -> None:
+        self.fill(key, size_bytes, tid)
 
-    def drop(self, key: int) -> None:
+    def drop(self, key: int, tid: int) -> None:
         self.cache.pop(key, None)
 
     def hits(self) -> int:

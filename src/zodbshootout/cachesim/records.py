@@ -61,11 +61,18 @@ _HITS = frozenset({0x22, 0x26})
 
 
 class Access(NamedTuple):
-    """One cache access: read (load), write (store new data) or invalidate."""
+    """One cache access: read (load), write (store data) or invalidate.
+
+    *tid* is the transaction id the trace gives the data (a hit's, a fill's,
+    a store's; an invalidation's new one), 0 where it gives none (a miss
+    never filled, any SPC record): a policy keyed by revision needs it to
+    tell a store of the revision it holds (a prefetch) from a new one.
+    """
 
     op: str  # READ, WRITE or INVALIDATE
     key: int
     size_bytes: int
+    tid: int = 0
 
 
 @dataclass(frozen=True)
@@ -171,15 +178,15 @@ def _looks_like_spc(head: bytes) -> bool:
 # --- ZEO's binary format ---------------------------------------------------------
 
 
-def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int, bytes]]:
-    """(code, dlen, oid) of each record; a damaged record is a UsageError."""
+def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int, bytes, int]]:
+    """(code, dlen, oid, tid) of each record; a damaged record is a UsageError."""
     while True:
         head = file.read(RECORD.size)
         if not head:
             return
         if len(head) < RECORD.size:
             return  # a record cut short by the end of a run: ZEO's scripts stop there too
-        timestamp, encoded, oid_length, _tid, _end = RECORD.unpack(head)
+        timestamp, encoded, oid_length, tid, _end = RECORD.unpack(head)
         code = encoded & 0xFF
         # RelStorage writes oid 0 as an empty oid; a start record may carry the marker.
         bad_oid = oid_length > MAX_LINE_BYTES if code == 0 else oid_length not in (0, 8)
@@ -188,7 +195,7 @@ def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int,
         oid = file.read(oid_length)
         if len(oid) < oid_length:
             return
-        yield code, (encoded >> 8) & 0x7FFFFF, oid
+        yield code, (encoded >> 8) & 0x7FFFFF, oid, int.from_bytes(tid, "big")
 
 
 class _ZEOReader:
@@ -214,7 +221,7 @@ class _ZEOReader:
         else:
             self.marker.update(fields)
 
-    def record(self, code: int, dlen: int, oid: bytes) -> None:
+    def record(self, code: int, dlen: int, oid: bytes, tid: int) -> None:
         key = int.from_bytes(oid, "big")
         action = code & 0x70
         if dlen:
@@ -226,16 +233,17 @@ class _ZEOReader:
                 counts[1] += 1
             else:
                 self.missed[key] = len(self.accesses)
-            self.accesses.append(Access(READ, key, dlen))
+            # A miss's tid is none (z64): its fill gives it.
+            self.accesses.append(Access(READ, key, dlen, tid if code in _HITS else 0))
         elif action & 0x40:
             index = self.missed.pop(key, None)
-            if index is not None:  # the fill of a miss: the read gets its size
-                self.accesses[index] = Access(READ, key, dlen)
+            if index is not None:  # the fill of a miss: the read gets its size and tid
+                self.accesses[index] = Access(READ, key, dlen, tid)
             else:
-                self.accesses.append(Access(WRITE, key, dlen))
+                self.accesses.append(Access(WRITE, key, dlen, tid))
         elif action & 0x10:
             self.missed.pop(key, None)
-            self.accesses.append(Access(INVALIDATE, key, 0))
+            self.accesses.append(Access(INVALIDATE, key, 0, tid))
 
     def traced(self) -> Traced:
         """The traced cache's counts: of the timed phases' loads when the trace marks them."""
@@ -253,11 +261,11 @@ class _ZEOReader:
 
 def _read_zeo(path: str, file: io.BufferedReader) -> Trace:
     reader = _ZEOReader()
-    for code, dlen, oid in _zeo_records(path, file):
+    for code, dlen, oid, tid in _zeo_records(path, file):
         if code == 0:
             reader.start(oid)
         else:
-            reader.record(code, dlen, oid)
+            reader.record(code, dlen, oid, tid)
     # A miss never filled (an object that is gone) still had its size before.
     accesses = [_sized(a, reader.sizes) for a in reader.accesses]
     return Trace(path, "zeo", accesses, reader.traced())
@@ -266,7 +274,7 @@ def _read_zeo(path: str, file: io.BufferedReader) -> Trace:
 def _sized(access: Access, sizes: dict[int, int]) -> Access:
     if access.size_bytes or access.op != READ:
         return access
-    return Access(READ, access.key, sizes.get(access.key, 0))
+    return access._replace(size_bytes=sizes.get(access.key, 0))
 
 
 def _marker(oid: bytes) -> dict[str, object] | None:
