@@ -9,6 +9,8 @@ where an LRU loses it.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from zodbshootout.cachesim.policies import POLICIES
@@ -120,11 +122,19 @@ def test_a_write_replaces_the_cached_revision_in_every_policy():
         assert (outcome.loads, outcome.hits) == (3, 2), name
 
 
+@pytest.mark.parametrize("size", [64 << 10, 1 << 31], ids=["64KiB", "2GiB"])
 @pytest.mark.parametrize("name", sorted(POLICIES))
-def test_an_object_larger_than_the_cache_is_not_cached(name):
-    accesses = [Access(READ, 1, 64 << 10)] * 3
-    outcome = POLICIES[name].replay(accesses, 16 << 10)
+def test_an_object_larger_than_the_cache_is_not_cached(name, size):
+    """Nor made: the largest size an SPC line may give costs no memory (tracemalloc says)."""
+    accesses = [Access(READ, 1, size)] * 3
+    tracemalloc.start()
+    try:
+        outcome = POLICIES[name].replay(accesses, 16 << 10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert (outcome.loads, outcome.hits) == (3, 0)
+    assert peak < 8 << 20
 
 
 def test_each_policy_names_its_library_and_version():

@@ -145,9 +145,13 @@ class _RelStorage(_Replay):
         super().__init__()
         options = Options(cache_local_mb=size_bytes / 1e6, cache_local_compression="none")
         self.client = local_client.LocalClient(options)
+        self.value_limit = int(options.cache_local_object_max)
         self.states: dict[int, bytes] = {}
 
     def _state(self, size_bytes: int) -> bytes:
+        # RelStorage caches no state of its value limit or more: one of that
+        # length stands for any larger, without making gigabytes of it.
+        size_bytes = min(size_bytes, self.value_limit)
         state = self.states.get(size_bytes)
         if state is None:
             state = self.states[size_bytes] = b"s" * size_bytes

@@ -25,8 +25,13 @@ of the same kind mark where each timed phase starts (``{"phase": NAME}``)
 and ends (``{"phase": null}``).
 
 Every input is bounded: a regular file of at most :data:`MAX_TRACE_BYTES`
-on disk, at most :data:`MAX_DECOMPRESSED_BYTES` once decompressed, lines of
-at most :data:`MAX_LINE_BYTES`.
+on disk (compressed), at most *max_bytes* of trace once decompressed
+(:data:`DEFAULT_MAX_BYTES` unless ``--max-trace-size`` says otherwise: a
+replay keeps every access in memory and costs seconds per million of them
+and per policy and size), lines of at most :data:`MAX_LINE_BYTES`.  Every
+field of every record is range-checked, so that a value no cache could hold
+(an SPC size of 10^30, a negative block number) is a one-line error naming
+its line or record, never an overflow inside a policy.
 """
 
 from __future__ import annotations
@@ -34,7 +39,11 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import itertools
 import json
+import math
+import os
+import re
 import struct
 import zlib
 from collections.abc import Iterator
@@ -42,19 +51,35 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, NamedTuple
 
 from zodbshootout.errors import UsageError
-from zodbshootout.inputs import open_input
+from zodbshootout.inputs import format_size, open_input
 
 READ, WRITE, INVALIDATE = "r", "w", "i"
 
-#: The largest trace file read from disk, and the most it may decompress to.
+#: The largest compressed trace file read from disk.
 MAX_TRACE_BYTES = 4 << 30
-MAX_DECOMPRESSED_BYTES = 8 << 30
+#: The most trace read (a plain file's size, a compressed one's decompressed
+#: size) unless --max-trace-size raises it: about 3 million SPC lines, a few
+#: minutes of replay through the default policies and sizes.
+DEFAULT_MAX_BYTES = 128 << 20
+#: The highest --max-trace-size.
+MAX_MAX_BYTES = 64 << 30
 #: An SPC line is about 40 bytes; a longer one is no SPC line.
 MAX_LINE_BYTES = 4096
 
 #: ZEO's trace record (ZEO.cache.ClientCache.TRACE_FMT) and the tool's marker.
 RECORD = struct.Struct(">iiH8s8s")
 MARKER = b"zodbshootout:"
+
+#: Keys and tids are below 2**63: RelStorage's cache holds them as signed 64-bit
+#: integers (OID_t, TID_t), ZEO's as 8 bytes.
+KEY_LIMIT = 1 << 63
+#: The largest access an SPC line may make (ZEO's records hold at most 8 MiB).
+MAX_ACCESS_BYTES = 1 << 31
+#: The largest cache size a trace's marker may state.
+MAX_MARKED_CACHE_BYTES = 1 << 50
+#: ZEO's trace codes: start (0), invalidations, loads, stores (ZEO.scripts.stats).
+_CODES = frozenset({0, *range(0x10, 0x1F, 2), *range(0x20, 0x27, 2), *range(0x50, 0x5F, 2)})
+_PHASE_NAME = re.compile(r"[a-z_]{1,32}")
 
 _LOADS = frozenset({0x20, 0x22, 0x24, 0x26})
 _HITS = frozenset({0x22, 0x26})
@@ -97,9 +122,13 @@ class Trace:
     traced: Traced | None = None
 
 
-def read_trace(path: str) -> Trace:
-    """*path* read into accesses; a file that is no trace is a UsageError (one line)."""
-    with _open_decompressed(path) as file:
+def read_trace(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Trace:
+    """*path* read into accesses; a file that is no trace is a UsageError (one line).
+
+    *max_bytes* bounds the trace read: a plain file's size, a compressed
+    one's decompressed size.
+    """
+    with _open_decompressed(path, max_bytes) as file:
         head = file.peek(RECORD.size)[: RECORD.size]
         if _is_zeo_start(head):
             return _read_zeo(path, file)
@@ -115,11 +144,12 @@ def read_trace(path: str) -> Trace:
 
 
 class _Bounded(io.RawIOBase):
-    """A decompressing stream that refuses to give more than MAX_DECOMPRESSED_BYTES."""
+    """A decompressing stream that refuses to give more than *limit* bytes."""
 
-    def __init__(self, stream: BinaryIO, path: str) -> None:
+    def __init__(self, stream: BinaryIO, path: str, limit: int) -> None:
         self._stream = stream
         self._path = path
+        self._limit = limit
         self._read = 0
 
     def readable(self) -> bool:
@@ -130,16 +160,18 @@ class _Bounded(io.RawIOBase):
             data = self._stream.read(len(buffer))
         except (EOFError, OSError, zlib.error) as e:
             # Cut short (EOFError) or not the format its first bytes claim.
-            kind = "gzip" if isinstance(self._stream, gzip.GzipFile) else "bzip2"
             message = " ".join(str(e).split()) or type(e).__name__
-            raise UsageError(
-                f"{self._path} is not a readable trace: its {kind} data is damaged ({message})"
-            ) from None
+            if isinstance(self._stream, (gzip.GzipFile, bz2.BZ2File)):
+                kind = "gzip" if isinstance(self._stream, gzip.GzipFile) else "bzip2"
+                raise UsageError(
+                    f"{self._path} is not a readable trace: its {kind} data is damaged ({message})"
+                ) from None
+            raise UsageError(f"cannot read trace {self._path}: {message}") from None
         self._read += len(data)
-        if self._read > MAX_DECOMPRESSED_BYTES:
+        if self._read > self._limit:
             raise UsageError(
                 f"refusing to read trace {self._path}: it decompresses to more than "
-                f"{MAX_DECOMPRESSED_BYTES >> 30} GiB"
+                f"{format_size(self._limit)} (raise the limit with --max-trace-size)"
             )
         buffer[: len(data)] = data
         return len(data)
@@ -149,17 +181,38 @@ class _Bounded(io.RawIOBase):
         super().close()
 
 
-def _open_decompressed(path: str) -> io.BufferedReader:
+def _open_decompressed(path: str, max_bytes: int) -> io.BufferedReader:
     raw = open_input(path, "trace", MAX_TRACE_BYTES)
     magic = raw.read(3)
     raw.seek(0)
-    if magic[:2] == b"\x1f\x8b":
-        stream: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
-    elif magic == b"BZh":
-        stream = bz2.BZ2File(raw, "rb")  # type: ignore[assignment]
+    if magic[:2] == b"\x1f\x8b" or magic == b"BZh":
+        try:
+            # Decompressing alone is fast: a file over the bound is refused in
+            # seconds, before a line is parsed.
+            with _Bounded(_decompressor(raw, magic), path, max_bytes) as counting:
+                while counting.read(1 << 20):
+                    pass
+        except BaseException:
+            raw.close()
+            raise
+        raw.seek(0)
+        stream = _decompressor(raw, magic)
     else:
-        return io.BufferedReader(raw)  # type: ignore[arg-type]
-    return io.BufferedReader(_Bounded(stream, path))
+        size = os.fstat(raw.fileno()).st_size
+        if size > max_bytes:
+            raw.close()
+            raise UsageError(
+                f"refusing to read trace {path}: it is {format_size(size)}, more than "
+                f"{format_size(max_bytes)} (raise the limit with --max-trace-size)"
+            )
+        stream = raw
+    return io.BufferedReader(_Bounded(stream, path, max_bytes))
+
+
+def _decompressor(raw: BinaryIO, magic: bytes) -> BinaryIO:
+    if magic == b"BZh":
+        return bz2.BZ2File(raw, "rb")  # type: ignore[return-value]
+    return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
 
 
 def _is_zeo_start(head: bytes) -> bool:
@@ -179,23 +232,39 @@ def _looks_like_spc(head: bytes) -> bool:
 
 
 def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int, bytes, int]]:
-    """(code, dlen, oid, tid) of each record; a damaged record is a UsageError."""
-    while True:
+    """(code, dlen, oid, tid) of each record; a damaged record is a UsageError naming it."""
+    for number in itertools.count(1):
         head = file.read(RECORD.size)
         if not head:
             return
         if len(head) < RECORD.size:
             return  # a record cut short by the end of a run: ZEO's scripts stop there too
-        timestamp, encoded, oid_length, tid, _end = RECORD.unpack(head)
+        timestamp, encoded, oid_length, tid_bytes, _end = RECORD.unpack(head)
         code = encoded & 0xFF
         # RelStorage writes oid 0 as an empty oid; a start record may carry the marker.
         bad_oid = oid_length > MAX_LINE_BYTES if code == 0 else oid_length not in (0, 8)
-        if timestamp <= 0 or code & 0x81 or bad_oid:
-            raise UsageError(f"{path} is not a readable ZEO cache trace (damaged record)")
-        oid = file.read(oid_length)
+        tid = int.from_bytes(tid_bytes, "big")
+        problem = (
+            "its time is not positive"
+            if timestamp <= 0
+            else f"code {code:#04x} is no trace code"
+            if code not in _CODES or encoded < 0
+            else f"an oid of {oid_length} bytes"
+            if bad_oid
+            else f"tid {tid:#x} is 2**63 or more"
+            if tid >= KEY_LIMIT
+            else None
+        )
+        oid = file.read(oid_length) if problem is None else b""
+        if problem is None and code and int.from_bytes(oid, "big") >= KEY_LIMIT:
+            problem = f"oid 0x{oid.hex()} is 2**63 or more"
+        if problem is not None:
+            raise UsageError(
+                f"{path}: record {number} is damaged ({problem}): not a readable ZEO cache trace"
+            )
         if len(oid) < oid_length:
             return
-        yield code, (encoded >> 8) & 0x7FFFFF, oid, int.from_bytes(tid, "big")
+        yield code, (encoded >> 8) & 0x7FFFFF, oid, tid
 
 
 class _ZEOReader:
@@ -220,6 +289,17 @@ class _ZEOReader:
             self.marked = True
         else:
             self.marker.update(fields)
+
+    def check(self, path: str) -> None:
+        """The marker's fields in range, else a UsageError: they are shown as they are."""
+        kind, size = self.marker.get("kind"), self.marker.get("cache_size_bytes")
+        if kind is not None and kind not in ("zeo", "relstorage"):
+            raise UsageError(f"{path}: the trace's marker names no known cache kind")
+        if size is not None and (type(size) is not int or not 0 < size <= MAX_MARKED_CACHE_BYTES):
+            raise UsageError(f"{path}: the trace's marker gives no cache size in bytes")
+        for phase in self.counts:
+            if phase is not None and not _PHASE_NAME.fullmatch(phase):
+                raise UsageError(f"{path}: the trace's marker names no phase")
 
     def record(self, code: int, dlen: int, oid: bytes, tid: int) -> None:
         key = int.from_bytes(oid, "big")
@@ -266,6 +346,7 @@ def _read_zeo(path: str, file: io.BufferedReader) -> Trace:
             reader.start(oid)
         else:
             reader.record(code, dlen, oid, tid)
+    reader.check(path)
     # A miss never filled (an object that is gone) still had its size before.
     accesses = [_sized(a, reader.sizes) for a in reader.accesses]
     return Trace(path, "zeo", accesses, reader.traced())
@@ -298,16 +379,37 @@ def _read_spc(path: str, file: io.BufferedReader) -> Iterator[Access]:
     for number, line in enumerate(_lines(path, file), 1):
         fields = line.split(b",")
         try:
-            lba, size, opcode = int(fields[1]), int(fields[2]), fields[3].strip().lower()
+            asu, lba, size = int(fields[0]), int(fields[1]), int(fields[2])
+            opcode, seconds = fields[3].strip().lower(), float(fields[4])
         except (IndexError, ValueError):
             if not line.strip():
                 continue
             raise UsageError(
-                f"{path}:{number}: not an SPC line (asu,lba,size,opcode,...)"
+                f"{path}:{number}: not an SPC line (asu,lba,size,opcode,timestamp)"
             ) from None
-        if opcode not in (b"r", b"w") or size < 0:
-            raise UsageError(f"{path}:{number}: opcode is r or w and size a byte count")
+        problem = _spc_problem(len(fields), asu, lba, size, opcode, seconds)
+        if problem:
+            raise UsageError(f"{path}:{number}: {problem}")
         yield Access(READ if opcode == b"r" else WRITE, lba, size)
+
+
+def _spc_problem(
+    fields: int, asu: int, lba: int, size: int, opcode: bytes, seconds: float
+) -> str | None:
+    """What is out of range in an SPC line's fields, or None."""
+    if fields != 5:
+        return f"{fields} fields, not the 5 of asu,lba,size,opcode,timestamp"
+    if opcode not in (b"r", b"w"):
+        return "opcode is r or w and size a byte count"
+    if not 0 <= asu < KEY_LIMIT:
+        return "the ASU is a number from 0 to 2**63"
+    if not 0 <= lba < KEY_LIMIT:
+        return "the LBA (block number) is from 0 to 2**63"
+    if not 0 <= size <= MAX_ACCESS_BYTES:
+        return f"the size is a byte count from 0 to {MAX_ACCESS_BYTES} (2 GiB)"
+    if not (math.isfinite(seconds) and seconds >= 0):
+        return "the timestamp is a number of seconds, 0 or more"
+    return None
 
 
 def _lines(path: str, file: io.BufferedReader) -> Iterator[bytes]:

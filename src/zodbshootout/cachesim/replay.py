@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from zodbshootout.cachesim.policies import MIN_SIZE_BYTES, POLICIES
-from zodbshootout.cachesim.records import Trace, read_trace
+from zodbshootout.cachesim.records import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, Trace, read_trace
 from zodbshootout.errors import UsageError
 from zodbshootout.results.cachesim import GroupReport, HitCount, Outcome, Simulation
 
@@ -39,14 +39,20 @@ _RUN_TRACE = re.compile(r"^(?P<group>.+-n\d+-c\d+)-r\d+-(?P<stage>[a-z]+)-w\d+\.
 
 
 def simulate(
-    paths: Sequence[str], sizes_bytes: Sequence[int], policies: Sequence[str]
+    paths: Sequence[str],
+    sizes_bytes: Sequence[int],
+    policies: Sequence[str],
+    max_trace_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Simulation:
-    """Read, group and replay the traces named (files, or *.trace in directories)."""
+    """Read, group and replay the traces named (files, or *.trace in directories).
+
+    *max_trace_bytes* bounds each trace (decompressed): see records.read_trace.
+    """
     groups: dict[str, GroupReport] = {}
     skipped: list[str] = []
     for path, in_directory in find_traces(paths):
         try:
-            trace = read_trace(path)
+            trace = read_trace(path, max_trace_bytes)
         except UsageError as e:
             if not in_directory:
                 raise
@@ -122,20 +128,33 @@ def find_traces(paths: Sequence[str]) -> list[tuple[str, bool]]:
 MAX_SIZE_BYTES = 64 << 30
 
 
+def _byte_size(part: str, at_most: int) -> int:
+    """``512KB`` -> bytes (KB, MB, GB are powers of 1024, as ZConfig's byte-size)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", part, re.IGNORECASE)
+    if not match:
+        raise argparse.ArgumentTypeError(
+            f"{part.strip()[:40]!r} is not a size such as 512KB or 20MB"
+        )
+    factor = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2).upper()]
+    value = float(match.group(1)) * factor  # inf for hundreds of digits
+    if value > at_most:
+        raise argparse.ArgumentTypeError(f"{part.strip()[:40]!r}: at most {at_most >> 30}GB")
+    return int(value)
+
+
+def parse_max_trace_size(text: str) -> int:
+    """``--max-trace-size 2GB`` -> bytes: at least 1KB, at most 64GB."""
+    size = _byte_size(text, MAX_MAX_BYTES)
+    if size < 1 << 10:
+        raise argparse.ArgumentTypeError(f"{text.strip()[:40]!r}: at least 1KB")
+    return size
+
+
 def parse_sizes(text: str) -> list[int]:
     """``64KB,1MB,20MB`` -> bytes (KB, MB, GB are powers of 1024, as ZConfig's byte-size)."""
     sizes = []
     for part in text.split(","):
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", part, re.IGNORECASE)
-        if not match:
-            raise argparse.ArgumentTypeError(
-                f"{part.strip()!r} is not a size such as 512KB or 20MB"
-            )
-        factor = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2).upper()]
-        value = float(match.group(1)) * factor  # inf for hundreds of digits
-        if value > MAX_SIZE_BYTES:
-            raise argparse.ArgumentTypeError(f"{part.strip()[:40]!r}: at most 64GB")
-        size = int(value)
+        size = _byte_size(part, MAX_SIZE_BYTES)
         if size < MIN_SIZE_BYTES:
             raise argparse.ArgumentTypeError(
                 f"{part.strip()!r} is too small to simulate: a cache needs at least "

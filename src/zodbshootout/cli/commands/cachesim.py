@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from zodbshootout.cachesim.records import DEFAULT_MAX_BYTES
 from zodbshootout.cachesim.replay import (
     DEFAULT_POLICIES,
     DEFAULT_SIZES_BYTES,
+    parse_max_trace_size,
     parse_policies,
     parse_sizes,
 )
@@ -52,6 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=list(DEFAULT_POLICIES),
         help="caches to replay through: zeo, relstorage, lru (default: all three)",
     )
+    parser.add_argument(
+        "--max-trace-size",
+        metavar="SIZE",
+        type=parse_max_trace_size,
+        default=DEFAULT_MAX_BYTES,
+        help="read at most this much of each trace, decompressed, e.g. 2GB (default: 128MB; "
+        "at most 64GB): every access is kept in memory and replayed per policy and size",
+    )
     add_format(parser, "table", {"table": "aligned text, default"})
     parser.add_argument(
         "--plot",
@@ -69,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         from zodbshootout.render.cachesim_plot import check_plot_target
 
         check_plot_target(args.plot)  # before the replays, which may take long
-    simulation = simulate(args.traces, sorted(set(args.sizes)), args.policy)
+    simulation = simulate(args.traces, sorted(set(args.sizes)), args.policy, args.max_trace_size)
     warn("cachesim", simulation.skipped, args.quiet)
     if args.plot:
         from zodbshootout.render.cachesim_plot import plot_simulation
