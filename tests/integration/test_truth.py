@@ -78,7 +78,9 @@ def assert_truthful(kind: str, by_phase: dict) -> None:
         assert timing.loads == timing.loops * (N + OVERHEAD), timing
         if kind in CLIENT_CACHED:
             assert timing.storage_loads == 0, timing
-            assert timing.cache_hits >= N, timing
+            # One hit per load, no more: ZODB's class lookup of a root the
+            # pickle cache dropped was a hit that no load counted (issue 35).
+            assert timing.cache_hits == timing.loads, timing
         else:
             assert timing.storage_loads == timing.loops * (N + OVERHEAD), timing
     for timing in by_phase["steamin"]:

@@ -33,22 +33,35 @@ class Counters:
     cache_hits: loads the storage's client cache answered; None when the
         storage has no client cache.
     statements: requests sent to an SQL database (RelStorage); None: not counted.
+    stores: object states the connections stored (committed or not).
+    cache_fills: objects the client cache took from the server, by its own
+        count (ZEO's cache's ``adds``); None when the storage keeps none.
     """
 
     loads: int
     storage_loads: int | None
     cache_hits: int | None
     statements: int | None = None
+    stores: int = 0
+    cache_fills: int | None = None
 
     def __sub__(self, other: Counters) -> Counters:
         def minus(a: int | None, b: int | None) -> int | None:
             return None if a is None or b is None else a - b
 
+        stores = self.stores - other.stores
+        storage_loads = minus(self.storage_loads, other.storage_loads)
+        if storage_loads is None and stores == 0:
+            # Without per-request counting: a client cache keeps every object
+            # the server sends it, and, when nothing was stored, nothing else.
+            storage_loads = minus(self.cache_fills, other.cache_fills)
         return Counters(
             loads=self.loads - other.loads,
-            storage_loads=minus(self.storage_loads, other.storage_loads),
+            storage_loads=storage_loads,
             cache_hits=minus(self.cache_hits, other.cache_hits),
             statements=minus(self.statements, other.statements),
+            stores=stores,
+            cache_fills=minus(self.cache_fills, other.cache_fills),
         )
 
 
@@ -83,10 +96,12 @@ def install_request_counters(db: Any) -> None:
 
 def counters(db: Any) -> Counters:
     """The cumulative counts of this process's database, read without side effects."""
-    loads = [0]
+    loads = [0, 0]  # loads, stores
 
     def add_loads(conn: Any) -> None:
-        loads[0] += conn.getTransferCounts()[0]
+        loaded, stored = conn.getTransferCounts()
+        loads[0] += loaded
+        loads[1] += stored
 
     db._connectionMap(add_loads)
     storage = db.storage
@@ -96,4 +111,6 @@ def counters(db: Any) -> Counters:
         storage_loads=kind.storage_loads(storage, loads[0]),
         cache_hits=kind.cache_hits(storage),
         statements=kind.statements(storage, this_thread=False),
+        stores=loads[1],
+        cache_fills=kind.cache_fills(storage),
     )

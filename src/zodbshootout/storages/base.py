@@ -245,6 +245,15 @@ class StorageKind:
         """Loads the client cache answered so far; None: no client cache."""
         return None
 
+    def cache_fills(self, storage: Any) -> int | None:
+        """Objects the client cache took from the server so far, by its own count; None: unknown.
+
+        Read between the barriers, never inside the timed region: a count the
+        cache keeps anyway, so ``storage_loads`` is known without ``--counters``
+        in a step that stored nothing (see phases.caches.Counters).
+        """
+        return None
+
     def statements(self, storage: Any, this_thread: bool) -> int | None:
         """Requests sent to a database so far, by this process or thread; None: not counted."""
         return None

@@ -101,6 +101,11 @@ class ZEOKind(StorageKind):
     def cache_hits(self, storage: Any) -> int | None:
         return int(storage._cache.getStats()[4])
 
+    def cache_fills(self, storage: Any) -> int | None:
+        # ZEO's ClientCache.store counts an add for each object it keeps: an
+        # answer of the server (a load or a prefetch) or a commit's object.
+        return int(storage._cache.getStats()[0])
+
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
     ) -> ThreadLoadCounter | None:
