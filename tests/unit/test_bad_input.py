@@ -76,18 +76,18 @@ def config_path(write_config):
 @pytest.mark.parametrize(
     ("options", "says"),
     [
-        (["-n", "0"], "object counts must be whole numbers of at least 1"),
-        (["-c", "-1"], "concurrency levels must be whole numbers of at least 1"),
+        (["-n", "0"], "-n/--object-counts: '0' is not a whole number from 1 to 1,000,000"),
+        (["-c", "-1"], "-c/--concurrency: '-1' is not a whole number from 1 to 256"),
         (["-n", "abc"], "'abc' is not a whole number"),
         (["-n", "10,"], "'' is not a whole number"),
-        (["-r", "0"], "repetitions must be at least 1"),
+        (["-r", "0"], "'0' is not a whole number from 1 to 1,000"),
         (["-s", "x"], "--object-size"),
-        (["--timeout", "0"], "the timeout must be a positive number of seconds"),
-        (["--timeout", "nan"], "the timeout must be a positive number of seconds"),
+        (["--timeout", "0"], "'0' is not a number of seconds from 1 to 604,800"),
+        (["--timeout", "nan"], "'nan' is not a number of seconds from 1 to 604,800"),
         (["--aggregate", "max"], "invalid choice: 'max'"),
         (["chilly"], "unknown phase 'chilly'; choose from add, update"),
         (["--no-such-option"], "unrecognized arguments: --no-such-option"),
-        (["--index-entries", "-1"], "--index-entries must be a whole number of at least 0"),
+        (["--index-entries", "-1"], "--index-entries: '-1' is not a whole number from 0 to 1,000"),
         (["--index-entries", "two"], "--index-entries"),
         (
             ["--threads", "--cache-trace", "traces"],
@@ -144,7 +144,8 @@ def test_debug_shows_the_traceback_and_still_exits_2(config_path):
     assert code == cli.EXIT_USAGE
     assert "Traceback (most recent call last)" in stderr
     assert stderr.splitlines()[-1] == (
-        "zodbshootout: error: object counts must be whole numbers of at least 1"
+        "zodbshootout: error: argument -n/--object-counts: '0' is not a whole number from 1 to "
+        "1,000,000 (see zodbshootout --help)"
     )
 
 

@@ -19,6 +19,7 @@ import os
 from collections.abc import Sequence
 
 from zodbshootout.cli.commands import COMMANDS
+from zodbshootout.cli.numbers import CONCURRENCY, OBJECT_SIZE, TIMEOUT, Number, Numbers
 from zodbshootout.cli.parsing import Parser, add_format, add_output
 from zodbshootout.concurrency import SHARED, SHARINGS, UNIQUE
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
@@ -32,6 +33,13 @@ from zodbshootout.outputfile import written_name
 from zodbshootout.phases.classic import ALL_PHASES, PHASES
 from zodbshootout.results.stats import AGGREGATES
 from zodbshootout.workload.containers import CONTAINER_KINDS, DEFAULT_BTREE_KIND
+from zodbshootout.workload.limits import (
+    MAX_INDEX_ENTRIES,
+    MAX_MIN_OBJECTS,
+    MAX_OBJECT_COUNT,
+    MAX_REPETITIONS,
+    MAX_TIMEOUT_SECONDS,
+)
 
 #: The options a run has when none are given.
 DEFAULTS = RunOptions()
@@ -40,16 +48,14 @@ DEFAULTS = RunOptions()
 SUBCOMMANDS = tuple(COMMANDS)
 
 
-def _positive_ints(text: str) -> list[int]:
-    """Parse ``100,1000`` into [100, 1000]; the values are checked by RunOptions."""
-    values = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            values.append(int(part))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{part!r} is not a whole number") from None
-    return values
+#: The run's numbers and their ranges (see zodbshootout.workload.limits).
+OBJECT_COUNTS = Numbers(Number(int, 1, MAX_OBJECT_COUNT))
+CONCURRENCIES = Numbers(CONCURRENCY)
+REPETITIONS = Number(int, 1, MAX_REPETITIONS)
+PRECISION = Number(float, 0, 100, "percent", above=True, below=True)
+MAX_TIME = Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds", above=True)
+MIN_OBJECTS = Number(int, 0, MAX_MIN_OBJECTS)
+INDEX_ENTRIES = Number(int, 0, MAX_INDEX_ENTRIES)
 
 
 # Options whose value is optional, and the value they mean without one.
@@ -107,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         "--object-counts",
         metavar="N[,N...]",
-        type=_positive_ints,
+        type=OBJECT_COUNTS,
         action="append",
         help="objects each worker writes and reads per transaction "
         f"(default: {','.join(map(str, DEFAULTS.object_counts))})",
@@ -116,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-c",
         "--concurrency",
         metavar="C[,C...]",
-        type=_positive_ints,
+        type=CONCURRENCIES,
         action="append",
         help="workers (processes, or threads with --threads) that run each phase at once "
         f"(default: {','.join(map(str, DEFAULTS.concurrencies))})",
@@ -125,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-r",
         "--repetitions",
         metavar="R",
-        type=int,
+        type=REPETITIONS,
         default=None,
         help="measure each cell exactly R times (the classic rule); with --precision, "
         f"at least R times (default: at least {DEFAULT_MIN_REPETITIONS}, then as --precision says)",
@@ -133,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--precision",
         metavar="PCT",
-        type=float,
+        type=PRECISION,
         default=None,
         help="add repetitions until every cell's 95%% confidence interval is within ±PCT%% "
         f"of its mean, or --max-time runs out (default: {DEFAULT_PRECISION_PERCENT:g}, "
@@ -142,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-time",
         metavar="SECONDS",
-        type=float,
+        type=MAX_TIME,
         default=DEFAULT_MAX_SECONDS,
         help="with --precision: stop adding repetitions after this long per object count "
         f"and concurrency level, warm-up included (default: {DEFAULT_MAX_SECONDS:g})",
@@ -157,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-s",
         "--object-size",
         metavar="BYTES",
-        type=int,
+        type=OBJECT_SIZE,
         default=DEFAULTS.object_size_bytes,
         help=f"payload bytes per object (default: {DEFAULTS.object_size_bytes})",
     )
@@ -171,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout",
         metavar="SECONDS",
-        type=float,
+        type=TIMEOUT,
         default=DEFAULTS.timeout_seconds,
         help="give up on a stage whose workers take longer than this "
         f"(default: {DEFAULTS.timeout_seconds:g})",
@@ -235,7 +241,7 @@ def _add_state_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-objects",
         metavar="N",
-        type=int,
+        type=MIN_OBJECTS,
         default=DEFAULTS.min_objects,
         help="keep at least N other objects in each database (written once, untimed, "
         "under the tool's root key), to measure how the storage scales",
@@ -319,7 +325,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--index-entries",
         metavar="K",
-        type=int,
+        type=INDEX_ENTRIES,
         default=DEFAULTS.index_entries,
         help="keep K BTree index entries per object (OOBTrees of derived keys), written in "
         "the same transaction as add and update; the table adds index keys/s "

@@ -292,7 +292,8 @@ def run_command(argv: Sequence[str]) -> int:
             result = _run(config, options, quiet=args.quiet, outputs=outputs)
         outputs.finish(result)
     except (UsageError, ConfigError, OSError) as e:
-        return report_error(e, args)
+        # A parse error leaves no args: --debug still shows the traceback.
+        return report_error(e, args or argparse.Namespace(debug="--debug" in argv))
     except _Terminated:
         return EXIT_SIGTERM
     except KeyboardInterrupt:

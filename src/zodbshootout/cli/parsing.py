@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Mapping
 from typing import NoReturn
 
+from zodbshootout.cli.numbers import Number
 from zodbshootout.errors import UsageError
 from zodbshootout.outputfile import written_name
 from zodbshootout.render.formats import format_names
@@ -25,15 +26,11 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def percent(text: str) -> float:
-    """A percentage of at least 0 (``5`` or ``5%``); 100% slower is twice as slow."""
-    try:
-        value = float(text.strip().rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
-    if not value >= 0.0:  # 100% slower is twice as slow, so no upper bound
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage of at least 0")
-    return value
+#: The largest slowdown a gate takes, in percent: 100% slower is twice as
+#: slow, so 10,000% is a hundredfold, more than any gate needs.
+MAX_PERCENT = 10_000.0
+#: A percentage of at least 0 (``5`` or ``5%``), e.g. --fail-if-slower.
+percent = Number(float, 0, MAX_PERCENT, "percent", suffix="%")
 
 
 def add_files(parser: argparse.ArgumentParser, name: str, metavar: str, help: str) -> None:

@@ -5,12 +5,29 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 from typing import Any, TextIO
 
 from zodbshootout.render.formats import get_format
 from zodbshootout.results.noise import format_busy_warning
 from zodbshootout.results.record import RunResult
 from zodbshootout.results.stats import format_spread_warning
+
+#: Held while a line is written: progress comes from several threads at once
+#: (a mix's progress thread beside its runner, workers run as --threads).
+_LINE_LOCK = threading.Lock()
+
+
+def write_line(line: str, stream: TextIO | None = None) -> None:
+    """*line* and its newline in one write, under one lock: two never mix mid-line.
+
+    ``print`` writes the text and the newline separately, so two threads
+    printing at once can produce ``AB`` and two newlines.
+    """
+    stream = stream or sys.stderr
+    with _LINE_LOCK:
+        stream.write(line + "\n")
+        stream.flush()
 
 
 def print_table(

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from zodbshootout.cli.printing import write_line
 from zodbshootout.run.progress import ProgressEvent
 
 #: How far into a repetition each stage starts, as a fraction of it: the
@@ -285,8 +286,7 @@ class LineProgress:
         self.formatter = formatter
 
     def __call__(self, event: ProgressEvent) -> None:
-        self.stream.write(self.formatter(event) + "\n")
-        self.stream.flush()
+        write_line(self.formatter(event), self.stream)
 
     def clear(self) -> None:
         pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from zodbshootout.cli.commands import Command, load_command
@@ -42,8 +43,8 @@ def run_subcommand(argv: Sequence[str]) -> int:
             args.passed = passed
         return command.run(args)
     except UsageError as e:
-        if debug:
-            raise
+        if debug:  # the traceback, then the same line and exit code as without --debug
+            traceback.print_exception(e, file=sys.stderr)
         hint = ""
         if os.path.isfile(name):
             hint = f" (to run the configuration file {name!r}, write ./{name})"

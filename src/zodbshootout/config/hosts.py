@@ -63,7 +63,12 @@ def parse_hosts(value: str) -> tuple[HostSpec, ...]:
     A value that names an existing file is read as a hosts file; anything
     else is a comma-separated list of ``HOST`` or ``HOST=SHARE``.
     """
-    # A path that is no regular file (a FIFO, a directory) is refused as one.
+    if os.path.isdir(value):  # never a host name for ssh
+        raise ValueError(
+            f"--hosts {value!r} is a directory, not a hosts file (to mean the host of that "
+            f"name, write {value}=1)"
+        )
+    # A path that is no regular file (a FIFO, a device) is refused as one.
     if os.path.isfile(value) or (os.sep in value and os.path.lexists(value)):
         return _parse_file(value, read_text(value, "the hosts file", MAX_HOSTS_FILE_BYTES))
     hosts = []
@@ -80,14 +85,14 @@ def _parse_file(path: str, text: str) -> tuple[HostSpec, ...]:
         if not words:
             continue
         where = f"{path}, line {number}"
-        python = None
-        share = "1"
-        for word in words[1:]:
-            if word.startswith("python="):
-                python = word.removeprefix("python=")
-            else:
-                share = word
-        hosts.append(_host(words[0], share, python, where))
+        pythons = [w.removeprefix("python=") for w in words[1:] if w.startswith("python=")]
+        shares = [w for w in words[1:] if not w.startswith("python=")]
+        if len(pythons) > 1 or len(shares) > 1:
+            raise ValueError(
+                f"{where}: {line.strip()[:80]!r} has more than HOST [SHARE] [python=PATH]"
+            )
+        share = shares[0] if shares else "1"
+        hosts.append(_host(words[0], share, pythons[0] if pythons else None, where))
     return _checked(hosts, path)
 
 

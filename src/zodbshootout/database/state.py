@@ -41,6 +41,7 @@ from zodbshootout.database.info import probe_database
 from zodbshootout.database.open import open_database
 from zodbshootout.errors import UsageError
 from zodbshootout.options.run import RunOptions
+from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import BenchmarkObject, make_payload
 from zodbshootout.workload.root import (
     ROOT_KEY,
@@ -206,7 +207,7 @@ def ensure_filler(
             lambda root: root[ROOT_KEY][FILLER_KEY],
             range(start, start + needed),
             lambda index: BenchmarkObject(make_payload(FILLER_WORKER, index, 0, object_size_bytes)),
-            batch,
+            objects_per_commit(object_size_bytes, batch),
             on_batch,
         )
     except BaseException:

@@ -41,6 +41,7 @@ from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.storages.servers import embedded_servers
+from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import make_payload
 from zodbshootout.workload.root import ROOT_KEY, ForeignDataError, populate
 
@@ -104,7 +105,7 @@ def ensure_dataset(db: Any, objects: int, size_bytes: int) -> tuple[int, int]:
             lambda root: root[ROOT_KEY][MIX_KEY],
             missing,
             lambda key: MixObject(make_payload(-1, key, 0, size_bytes)),
-            LOAD_BATCH,
+            objects_per_commit(size_bytes, LOAD_BATCH),
         )
         tm.begin()
         tree = conn.root()[ROOT_KEY][MIX_KEY]

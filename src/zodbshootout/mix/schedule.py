@@ -21,6 +21,9 @@ import random
 CONSTANT = "constant"
 POISSON = "poisson"
 ARRIVALS = (CONSTANT, POISSON)
+#: --rate: no ZODB storage commits a million transactions a second; beyond,
+#: the gap between intended starts rounds to nothing.
+MAX_RATE_PER_SECOND = 1_000_000.0
 
 
 class OpenLoop:
@@ -35,8 +38,8 @@ class OpenLoop:
         arrival: str = CONSTANT,
         rng: random.Random | None = None,
     ) -> None:
-        if rate_per_second <= 0:
-            raise ValueError("the rate must be above zero")
+        if not 0 < rate_per_second <= MAX_RATE_PER_SECOND:  # NaN fails too
+            raise ValueError(f"the rate must be above zero, at most {MAX_RATE_PER_SECOND:,.0f}")
         self.gap_seconds = workers / rate_per_second  # this worker's mean gap
         self.poisson = arrival == POISSON
         self.rng = rng or random.Random(worker)

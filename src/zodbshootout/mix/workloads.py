@@ -98,6 +98,10 @@ BUILTIN: dict[str, Workload] = {
     )
 }
 
+#: The largest weight of an operation in --mix: weights are relative, so a
+#: million to one is as skewed as a mix gets; beyond, their sum could overflow.
+MAX_WEIGHT = 1_000_000
+
 #: The workload of ``zodbshootout mix CONFIG`` without --workload or --mix.
 DEFAULT_WORKLOAD = "ycsb-b"
 
@@ -117,13 +121,36 @@ def parse_mix(text: str, keys: str = ZIPFIAN) -> Workload:
             weight = float(value)
         except ValueError:
             raise UsageError(f"--mix: weight {value.strip()!r} of {name} is not a number") from None
-        if weight < 0 or weight != weight:
-            raise UsageError(f"--mix: weight of {name} must be zero or more")
+        if not 0 <= weight <= MAX_WEIGHT:  # NaN fails too
+            raise UsageError(
+                f"--mix: weight {value.strip()[:40]!r} of {name} is not a number from 0 to "
+                f"{MAX_WEIGHT:,}"
+            )
         weights[name] = weights.get(name, 0.0) + weight
     if not any(weight > 0 for weight in weights.values()):
         raise UsageError("--mix: at least one operation needs a weight above zero")
     spec = ",".join(f"{op}={weights[op]:g}" for op in OPERATIONS if weights.get(op))
     return Workload(f"custom({spec})", tuple(weights.items()), keys, "custom mix (--mix)")
+
+
+def transaction_objects(workload: Workload, keys_per_operation: int, scan_length: int) -> int:
+    """The most objects one transaction of *workload* touches (K, 2K for readcurrent, L)."""
+    touched = {
+        READ: keys_per_operation,
+        UPDATE: keys_per_operation,
+        RMW: keys_per_operation,
+        READ_CURRENT: 2 * keys_per_operation,
+        SCAN: scan_length,
+        INSERT: 1,
+        POLL: 0,
+    }
+    return max((touched[op] for op in workload.operations), default=0)
+
+
+def checked_mix(text: str) -> str:
+    """*text* if it is a valid ``--mix`` (see :func:`parse_mix`), checked as it is read."""
+    parse_mix(text)
+    return text
 
 
 def choose_workload(name: str | None, mix: str | None, keys: str | None) -> Workload:
@@ -132,7 +159,7 @@ def choose_workload(name: str | None, mix: str | None, keys: str | None) -> Work
         raise UsageError("--workload and --mix are exclusive: a custom mix is its own workload")
     if keys is not None and keys not in KEY_CHOOSERS:
         raise UsageError(f"--keys must be one of {', '.join(KEY_CHOOSERS)}")
-    if mix:
+    if mix is not None:  # an empty --mix is refused, not the default workload
         return parse_mix(mix, keys or ZIPFIAN)
     chosen = name or DEFAULT_WORKLOAD
     if chosen not in BUILTIN:

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-import os
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.faults import Fault
-from zodbshootout.inputs import format_size
 from zodbshootout.results.stats import AGGREGATES
+from zodbshootout.workload import limits
+from zodbshootout.workload.limits import (
+    MAX_CONCURRENCY,
+    MAX_INDEX_ENTRIES,
+    MAX_MIN_OBJECTS,
+    MAX_OBJECT_COUNT,
+    MAX_OBJECT_SIZE_BYTES,
+    MAX_REPETITIONS,
+    MAX_TIMEOUT_SECONDS,
+    Footprint,
+    footprint_problems,
+    physical_memory_bytes,
+)
 from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
 
 #: Default --precision, in percent of the mean.
@@ -59,45 +71,6 @@ MODES = (PROCESSES, THREADS, GEVENT)
 SHARED = "shared"
 UNIQUE = "unique"
 SHARINGS = (SHARED, UNIQUE)
-
-# Limits: values beyond them cannot finish or fit on any machine this tool
-# targets, so they are refused before anything starts (exit code 2).
-
-#: -n: a worker builds its whole transaction of N objects in memory, and the
-#: storage buffers it again to commit it.
-MAX_OBJECT_COUNT = 1_000_000
-#: -c: every worker is a process (or thread) with its own connection; beyond
-#: this, start-up alone outlasts any phase, memory runs out (some 50 MB per
-#: process), and servers refuse the connections (PostgreSQL allows 100 by default).
-MAX_CONCURRENCY = 256
-#: -r: more repetitions add nothing to the statistics, only hours.
-MAX_REPETITIONS = 1000
-#: -s: one object's payload; larger records belong in blobs of their own.
-MAX_OBJECT_SIZE_BYTES = 100_000_000
-#: -n times -s: the payload one worker holds in memory for its transaction.
-MAX_TRANSACTION_BYTES = 1_000_000_000
-#: --min-objects: filler objects written once into the database.
-MAX_MIN_OBJECTS = 100_000_000
-#: --min-objects times -s: the filler's size in the database.
-MAX_FILLER_BYTES = 100_000_000_000
-#: --timeout: a week; the system's timers overflow not far beyond.
-MAX_TIMEOUT_SECONDS = 7 * 24 * 3600.0
-#: --index-entries: BTree index entries per object; real catalogs keep tens.
-MAX_INDEX_ENTRIES = 1000
-#: -n times --index-entries: the index entries one worker writes in its add
-#: transaction (each a string key in an OOBTree, held in memory until commit).
-MAX_INDEX_KEYS = 10_000_000
-
-# What a run holds in memory, to refuse one the machine cannot (see
-# estimated_memory_bytes).  Deliberately low estimates: only a run that
-# cannot fit is refused, not one that might.
-#: A worker process with ZODB and a storage client imported, before any object.
-WORKER_BASE_BYTES = 40 << 20
-#: One object of the transaction besides its payload (the persistent object,
-#: its container entry, its pickle buffered for the commit).
-OBJECT_OVERHEAD_BYTES = 200
-#: One index entry (a short string key and its OOBTree slot).
-INDEX_ENTRY_BYTES = 100
 
 
 @dataclass(frozen=True)
@@ -224,10 +197,9 @@ def _insight_problems(options: RunOptions) -> list[str]:
 
 
 def _limit_problems(options: RunOptions) -> list[str]:
-    """Values too large to finish or fit (see the MAX_ constants for why)."""
+    """Values too large to finish or fit (see zodbshootout.workload.limits for why)."""
     found = []
-    largest_count = max(options.object_counts, default=0)
-    if largest_count > MAX_OBJECT_COUNT:
+    if max(options.object_counts, default=0) > MAX_OBJECT_COUNT:
         found.append(
             f"-n takes at most {MAX_OBJECT_COUNT:,} objects per worker (each worker holds "
             "its transaction in memory); measure larger databases with --min-objects"
@@ -242,81 +214,45 @@ def _limit_problems(options: RunOptions) -> list[str]:
         found.append(f"-r takes at most {MAX_REPETITIONS} repetitions")
     if options.object_size_bytes > MAX_OBJECT_SIZE_BYTES:
         found.append(f"-s takes at most {MAX_OBJECT_SIZE_BYTES:,} bytes per object")
-    elif largest_count * options.object_size_bytes > MAX_TRANSACTION_BYTES:
-        found.append(
-            f"the objects per worker times the object size (-n × -s) may be at most "
-            f"{MAX_TRANSACTION_BYTES:,} bytes: a worker holds its transaction in memory"
-        )
     if options.timeout_seconds > 0 and not options.timeout_seconds <= MAX_TIMEOUT_SECONDS:
         found.append(f"--timeout takes at most {MAX_TIMEOUT_SECONDS:,.0f} seconds (a week)")
-    found.extend(_index_problems(options))
-    if not found:
-        found.extend(_memory_problems(options, physical_memory_bytes()))
+    if options.index_entries > MAX_INDEX_ENTRIES:
+        found.append(f"--index-entries takes at most {MAX_INDEX_ENTRIES:,} entries per object")
     if options.min_objects > MAX_MIN_OBJECTS:
         found.append(f"--min-objects takes at most {MAX_MIN_OBJECTS:,} objects")
-    elif options.min_objects * options.object_size_bytes > MAX_FILLER_BYTES:
-        found.append(
-            f"--min-objects times the object size (-s) may be at most {MAX_FILLER_BYTES:,} "
-            "bytes of filler"
-        )
+    if not found:
+        found.extend(footprint_problems(footprint(options), physical_memory_bytes()))
     return found
 
 
-def _index_problems(options: RunOptions) -> list[str]:
-    if options.index_entries > MAX_INDEX_ENTRIES:
-        return [f"--index-entries takes at most {MAX_INDEX_ENTRIES:,} entries per object"]
-    if max(options.object_counts, default=0) * options.index_entries > MAX_INDEX_KEYS:
-        return [
-            f"the objects per worker times --index-entries (-n × K) may be at most "
-            f"{MAX_INDEX_KEYS:,}: a worker holds its index entries in memory until it commits"
-        ]
-    return []
+def footprint(options: RunOptions) -> Footprint:
+    """What the run's workers hold at its largest level, for the shared limits.
+
+    Workers on other hosts (--hosts) use those hosts' memory: only the share
+    of the workers that runs on this one counts against this machine.
+    """
+    local = 1.0
+    if options.hosts:
+        shares = sum(host.share for host in options.hosts)
+        local = sum(host.share for host in options.hosts if host.is_local) / max(1, shares)
+    return Footprint(
+        workers=max(options.concurrencies, default=0),
+        transaction_objects=max(options.object_counts, default=0),
+        object_size_bytes=options.object_size_bytes,
+        index_entries=options.index_entries,
+        stored_objects=options.min_objects,
+        local_fraction=local,
+    )
 
 
 def estimated_memory_bytes(options: RunOptions) -> int:
-    """About what the run's workers hold at once, in bytes, at its largest level.
-
-    Each of the c workers holds its transaction of N objects: the payload
-    twice (the objects and the pickles the storage buffers to commit them),
-    an overhead per object, its index entries, and the process itself.
-    """
-    count = max(options.object_counts, default=0)
-    workers = max(options.concurrencies, default=0)
-    per_object = (
-        2 * options.object_size_bytes
-        + OBJECT_OVERHEAD_BYTES
-        + options.index_entries * INDEX_ENTRY_BYTES
-    )
-    return workers * (WORKER_BASE_BYTES + count * per_object)
-
-
-def physical_memory_bytes() -> int | None:
-    """This machine's memory in bytes, or None where the system doesn't say."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+    """About what the run's workers hold at once, in bytes, at its largest level."""
+    return limits.estimated_memory_bytes(dataclasses.replace(footprint(options), local_fraction=1))
 
 
 def _memory_problems(options: RunOptions, machine_bytes: int | None) -> list[str]:
-    """A run whose workers together need more memory than this machine has.
-
-    Workers on other hosts (--hosts) use those hosts' memory: only the share
-    of the workers that runs on this one counts.
-    """
-    if not machine_bytes:
-        return []
-    needed = estimated_memory_bytes(options)
-    if options.hosts:
-        local = sum(host.share for host in options.hosts if host.is_local)
-        needed = needed * local // max(1, sum(host.share for host in options.hosts))
-    if needed <= machine_bytes:
-        return []
-    return [
-        f"the run would need at least {format_size(needed)} of memory (-c workers, each "
-        f"holding -n objects of -s bytes twice), more than this machine's "
-        f"{format_size(machine_bytes)}: lower -c, -n or -s"
-    ]
+    """A run whose workers (on this machine) together need more memory than it has."""
+    return limits._memory_problems(footprint(options), machine_bytes)
 
 
 def _repetition_problems(options: RunOptions) -> list[str]:

@@ -9,15 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from zodbshootout.cachesim.records import DEFAULT_MAX_BYTES
+from zodbshootout.cachesim.records import DEFAULT_MAX_BYTES, MAX_MAX_BYTES
 from zodbshootout.cachesim.replay import (
     DEFAULT_POLICIES,
     DEFAULT_SIZES_BYTES,
+    MAX_SIZE_BYTES,
     parse_max_trace_size,
     parse_policies,
     parse_sizes,
 )
 from zodbshootout.cli.commands import Command
+from zodbshootout.cli.numbers import Parsed
 from zodbshootout.cli.parsing import add_files, add_format
 from zodbshootout.cli.printing import print_lines
 from zodbshootout.cli.saved import warn
@@ -42,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sizes",
         metavar="SIZE[,SIZE...]",
-        type=parse_sizes,
+        type=Parsed(parse_sizes, ("{}", "{}KB", "64KB,{}"), (str(MAX_SIZE_BYTES + 1),), "sizes"),
         default=list(DEFAULT_SIZES_BYTES),
         help="cache sizes to simulate, e.g. 1MB,4MB,16MB (at least 16KB; default: "
         "64KB,256KB,1MB,4MB,20MB)",
@@ -57,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-trace-size",
         metavar="SIZE",
-        type=parse_max_trace_size,
+        type=Parsed(parse_max_trace_size, ("{}", "{}GB"), (str(MAX_MAX_BYTES + 1),), "size"),
         default=DEFAULT_MAX_BYTES,
         help="read at most this much of each trace, decompressed, e.g. 2GB (default: 128MB; "
         "at most 64GB): every access is kept in memory and replayed per policy and size",

@@ -15,19 +15,40 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zodbshootout.cli.commands import Command
+from zodbshootout.cli.numbers import CONCURRENCY, OBJECT_SIZE, SEED, TIMEOUT, Number, Parsed
 from zodbshootout.cli.parsing import add_format, add_output
+from zodbshootout.cli.printing import write_line
 from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
-from zodbshootout.mix.schedule import ARRIVALS, CONSTANT
-from zodbshootout.mix.workloads import BUILTIN, DEFAULT_WORKLOAD, KEY_CHOOSERS, choose_workload
-from zodbshootout.options.run import DEFAULT_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES
+from zodbshootout.mix.schedule import ARRIVALS, CONSTANT, MAX_RATE_PER_SECOND
+from zodbshootout.mix.workloads import (
+    BUILTIN,
+    DEFAULT_WORKLOAD,
+    KEY_CHOOSERS,
+    LATEST,
+    MAX_WEIGHT,
+    ZIPFIAN,
+    Workload,
+    checked_mix,
+    choose_workload,
+    transaction_objects,
+)
+from zodbshootout.options.run import DEFAULT_OBJECT_SIZE_BYTES
 from zodbshootout.outputfile import written_name
 from zodbshootout.results import metadata
 from zodbshootout.results.histogram import require_hdrhistogram
 from zodbshootout.results.record import RunResult
-from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
+from zodbshootout.workload.limits import (
+    MAX_MIN_OBJECTS,
+    MAX_OBJECT_COUNT,
+    MAX_TIMEOUT_SECONDS,
+    MIN_TIMEOUT_SECONDS,
+    Footprint,
+    footprint_problems,
+    physical_memory_bytes,
+)
 
 if TYPE_CHECKING:  # the runner imports ZODB: only a mix run loads it (see run)
     from zodbshootout.cli.outputs import RunOutputs
@@ -46,41 +67,43 @@ DEFAULT_DURATION_SECONDS = 30.0
 DEFAULT_WARMUP_SECONDS = 5.0
 
 
-def _positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must be above zero")
-        return value
-
-    return parse
+#: -d: shorter, a run may end before its first transaction does, a table of zeros.
+MIN_DURATION_SECONDS = 0.1
+#: A worker's connection cache keeps this many objects (ZODB's default
+#: cache-size) of the dataset it wanders over, besides its transaction's.
+CONNECTION_CACHE_OBJECTS = 5000
+#: --max-tries: a transaction that conflicts this often is not retried further.
+MAX_TRIES = 1000
+#: A count of objects a transaction touches (-k, --scan-length).
+PER_TRANSACTION = Number(int, 1, MAX_OBJECT_COUNT)
 
 
 #: The options of the dataset's and the run's size: flags, type, default, and --help,
 #: where {default} is the default.
 _SIZES: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
-    (("-n", "--objects"), _positive(int), DEFAULT_OBJECTS,
+    (("-n", "--objects"), Number(int, 1, MAX_MIN_OBJECTS), DEFAULT_OBJECTS,
      "M, objects in the dataset (default {default})"),
-    (("-s", "--object-size"), _positive(int), DEFAULT_OBJECT_SIZE_BYTES,
+    (("-s", "--object-size"), OBJECT_SIZE, DEFAULT_OBJECT_SIZE_BYTES,
      "payload bytes per object (default {default})"),
-    (("-c", "--concurrency"), _positive(int), DEFAULT_CONCURRENCY, "workers (default {default})"),
-    (("-k", "--objects-per-transaction"), _positive(int), 5,
+    (("-c", "--concurrency"), CONCURRENCY, DEFAULT_CONCURRENCY,
+     "workers (default {default})"),
+    (("-k", "--objects-per-transaction"), PER_TRANSACTION, 5,
      "K, objects a read, update, rmw or readcurrent touches (default {default})"),
-    (("--scan-length",), _positive(int), 50, "L, objects a scan reads (default {default})"),
-    (("-d", "--duration"), _positive(float), DEFAULT_DURATION_SECONDS,
-     "measured seconds (default {default:g})"),
-    (("--warmup",), float, DEFAULT_WARMUP_SECONDS, "untimed seconds first (default {default:g})"),
+    (("--scan-length",), PER_TRANSACTION, 50, "L, objects a scan reads (default {default})"),
+    (("-d", "--duration"), Number(float, MIN_DURATION_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"),
+     DEFAULT_DURATION_SECONDS,
+     f"measured seconds, at least {MIN_DURATION_SECONDS:g} (default {{default:g}})"),
+    (("--warmup",), Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds"), DEFAULT_WARMUP_SECONDS,
+     "untimed seconds first (default {default:g})"),
 )  # fmt: skip
 
 #: The options of retries, choices and intervals, likewise.
 _REPEATS: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
-    (("--max-tries",), _positive(int), 10,
+    (("--max-tries",), Number(int, 1, MAX_TRIES), 10,
      "attempts of a transaction that conflicts (default {default})"),
-    (("--seed",), int, None, "seed of the key and operation choices (default: random; recorded)"),
-    (("--interval",), _positive(float), 1.0, "seconds per progress interval (default {default:g})"),
+    (("--seed",), SEED, None, "seed of the key and operation choices (default: random; recorded)"),
+    (("--interval",), Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds", above=True), 1.0,
+     "seconds per progress interval (default {default:g})"),
 )  # fmt: skip
 
 
@@ -105,6 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mix",
         metavar="OP=WEIGHT,...",
+        type=Parsed(checked_mix, ("read={}", "read=1,update={}"), (str(MAX_WEIGHT * 2),), "mix"),
         help="a custom workload, e.g. read=50,update=50 (operations: read, update, insert, "
         "scan, rmw, readcurrent, poll)",
     )
@@ -125,7 +149,7 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rate",
         metavar="OPS",
-        type=_positive(float),
+        type=Number(float, 0, MAX_RATE_PER_SECOND, "transactions per second", above=True),
         default=None,
         help="open loop: OPS transactions per second across all workers, "
         "latency counted from each one's intended start (default: closed loop)",
@@ -151,9 +175,11 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=_positive(float),
+        metavar="SECONDS",
+        type=TIMEOUT,
         default=300.0,
-        help="seconds allowed on top of warm-up and duration (default 300)",
+        help="seconds allowed on top of warm-up and duration, at least "
+        f"{MIN_TIMEOUT_SECONDS:g} (default 300)",
     )
 
 
@@ -181,12 +207,6 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     from zodbshootout.mix.worker import MixPlan
 
     workload = choose_workload(args.workload, args.mix, args.keys)
-    if not MIN_OBJECT_SIZE_BYTES <= args.object_size <= MAX_OBJECT_SIZE_BYTES:
-        raise UsageError(
-            f"-s must be between {MIN_OBJECT_SIZE_BYTES} and {MAX_OBJECT_SIZE_BYTES} bytes"
-        )
-    if args.warmup < 0:
-        raise UsageError("--warmup must be zero or more")
     hosts: tuple[HostSpec, ...] = ()
     if args.hosts:
         if args.threads:
@@ -195,6 +215,9 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
             hosts = parse_hosts(args.hosts)
         except ValueError as e:
             raise UsageError(str(e)) from None
+    problems = footprint_problems(mix_footprint(args, workload, hosts), physical_memory_bytes())
+    if problems:
+        raise UsageError(problems[0])
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     shape = Shape(args.objects_per_transaction, args.scan_length, args.object_size)
     plan = MixPlan(
@@ -202,6 +225,34 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         rate_per_second=args.rate, arrival=args.arrival, interval_seconds=args.interval,
     )  # fmt: skip
     return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts)
+
+
+def mix_footprint(
+    args: argparse.Namespace, workload: Workload, hosts: tuple[HostSpec, ...]
+) -> Footprint:
+    """What a mix's workers hold, for the limits every mode shares.
+
+    Each worker holds its largest transaction and, as it wanders over the
+    dataset, up to ZODB's default connection cache of its objects; a skewed
+    key chooser keeps a table of 8 bytes per key.
+    """
+    local = 1.0
+    if hosts:
+        local = sum(h.share for h in hosts if h.is_local) / sum(h.share for h in hosts)
+    skewed = workload.keys in (ZIPFIAN, LATEST)
+    return Footprint(
+        workers=args.concurrency,
+        transaction_objects=transaction_objects(
+            workload, args.objects_per_transaction, args.scan_length
+        ),
+        cached_objects=min(args.objects, CONNECTION_CACHE_OBJECTS),
+        object_size_bytes=args.object_size,
+        stored_objects=args.objects,
+        extra_bytes_per_worker=8 * args.objects if skewed else 0,
+        local_fraction=local,
+        held=f"(K or L) + min(-n, {CONNECTION_CACHE_OBJECTS:,}) cached",
+        stored_by="-n",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -219,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
 
     def say(line: str) -> None:
         if not quiet:
-            print(f"zodbshootout mix: {line}", file=sys.stderr, flush=True)
+            write_line(f"zodbshootout mix: {line}")  # from the progress thread too
 
     try:
         if options.hosts:

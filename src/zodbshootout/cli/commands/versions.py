@@ -32,6 +32,7 @@ from typing import Any
 
 from zodbshootout.cli.commands import Command
 from zodbshootout.cli.commands.compare import VARIANT_FACTS, compare_runs
+from zodbshootout.cli.numbers import SEED, Number
 from zodbshootout.cli.parsing import add_aggregate, add_format, percent
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, UsageError
 from zodbshootout.outputfile import check_output_target, written_name
@@ -51,14 +52,9 @@ from zodbshootout.versions.variants import name_variants, variants_from_options
 DEFAULT_ROUNDS = 4
 
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is less than 1")
-    return value
+#: --rounds: runs of each variant; more add nothing to the statistics, only hours.
+MAX_ROUNDS = 1000
+ROUNDS = Number(int, 1, MAX_ROUNDS)
 
 
 DESCRIPTION = (
@@ -94,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--rounds",
-        type=positive,
+        type=ROUNDS,
         default=DEFAULT_ROUNDS,
         help=f"runs of each variant, interleaved (default {DEFAULT_ROUNDS})",
     )
@@ -104,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=ORDERS[0],
         help="each round's order: alternate (forward, then reversed; default) or shuffle",
     )
-    parser.add_argument("--seed", type=int, help="the seed of --order shuffle (default: random)")
+    parser.add_argument("--seed", type=SEED, help="the seed of --order shuffle (default: random)")
     parser.add_argument(
         "--extra",
         action="append",
