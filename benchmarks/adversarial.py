@@ -110,6 +110,9 @@ class Case:
     warns: str = ""
     #: Text that must appear nowhere in the output (parts of a password).
     secrets: list[str] = field(default_factory=list)
+    #: With exit 0: text that may start a line on stderr but never appear inside one,
+    #: nor leave an empty line (two lines written at once mix as "AB" and two newlines).
+    prefix: str = ""
 
 
 @dataclass
@@ -242,6 +245,97 @@ def option_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
     # mix: its own options.
     for o in (["-d", "-1"], ["-d", "nan"], ["-n", "0"], ["--rate", "-3"], ["-w", "ycsb-z"]):
         cases.append(Case("options", "mix " + " ".join(o), ["mix", config, "--threads", *o], USAGE))
+    return cases
+
+
+def bound_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Issue 35, items 8-11: numbers, mix's limits, --debug, global options, hosts, lines."""
+    config = str(box.file("mem.conf", IN_MEMORY))
+    cases = _generated_number_cases(config, rng, scale)
+    mix = ["mix", config, "--threads", "-n", "50", "--warmup", "0", "-d", "0.3"]
+    named = [
+        # Numbers no option takes, in the forms the issue found and others.
+        ["--warmup", "nan"], ["-d", "inf"], ["--rate", "inf"], ["--rate", "1e-320"],
+        ["--mix", "read=inf"], ["--mix", "read=1e308,update=1e308"], ["--mix", "read=-0.0"],
+        ["--mix", "scan=nan,read=1"], ["--timeout", "inf"], ["--timeout", "1e-9"],
+        ["-d", "1e-300"], ["--mix", ""], ["--mix", ","], ["--seed", "1e3"],
+        ["--seed", str(2**64)], ["--max-tries", "1e9"], ["-k", "0x10"], ["-s", "1_2_8e0"],
+        # mix's limits, the classic run's.
+        ["-c", "300"], ["-s", "100000000", "-n", "100"],
+        ["-c", "256", "-n", "100000", "-s", "100000"],
+        ["-w", "ycsb-e", "--scan-length", "1000000", "-s", "2000"],
+        ["--mix", "readcurrent=1", "-k", "600000", "-s", "1000"],
+    ]  # fmt: skip
+    cases += [Case("bounds", "mix " + " ".join(o)[:50], [*mix, *o], USAGE) for o in named]
+    debug = [
+        ["mix", config, "--debug", "--bogus"],
+        ["show", str(box.root / "none.json"), "--debug", "--bogus"],
+        ["cachesim", str(box.root / "none.trace"), "--sizes", "inf", "--debug"],
+        ["compare", "a.json", "b.json", "--fail-if-slower", "nan", "--debug"],
+        [config, "--debug", "-n", "0"],
+        ["--debug", "mix", config, "-c", "0"],
+    ]
+    cases += [Case("bounds", "debug " + " ".join(o)[-40:], o, USAGE) for o in debug]
+    cases += _global_option_cases(box, config)
+    cases += _hosts_cases(box, config)
+    # Progress lines from the mix's progress thread and its runner, with threads.
+    say = [*mix[:3], "-c", "8", "-n", "200", "-d", "2.5", "--warmup", "0.5"]
+    cases.append(Case("bounds", "mix lines whole", say, ANY, prefix="zodbshootout mix: "))
+    return cases
+
+
+def _generated_number_cases(config: str, rng: random.Random, scale: float) -> list[Case]:
+    """Every numeric option of every parser with hostile numbers (as the unit test walks them)."""
+    from zodbshootout.cli.arguments import build_parser
+    from zodbshootout.cli.commands import COMMANDS, load_command
+    from zodbshootout.cli.numbers import Numeric
+    from zodbshootout.cli.subcommand import build_subcommand_parser
+
+    parsers = [("", build_parser())]
+    parsers += [(n, build_subcommand_parser(n, load_command(n))) for n in COMMANDS]
+    hostile = ["nan", "-inf", "inf", "1e308", "9" * 330, "+NaN", "-1e309", "Infinity"]
+    quick = {
+        "": [config, "--threads", "-n", "5", "-r", "1"],
+        "mix": ["mix", config, "--threads", "-n", "50", "-d", "0.3", "--warmup", "0"],
+    }
+    cases = []
+    for name, parser in parsers:
+        for action in parser._actions:
+            kind = action.type
+            if not isinstance(kind, Numeric) or not action.option_strings:
+                continue
+            values = rng.sample(hostile, max(1, round(3 * scale))) + kind.outside()[:1]
+            for value in values:
+                form = rng.choice(kind.hostile_forms(value))
+                argv = [*quick.get(name, [name, config]), f"{action.option_strings[-1]}={form}"]
+                label = f"{name or 'run'} {action.option_strings[-1]}={form}"[:60]
+                cases.append(Case("bounds", label, argv, USAGE))
+    return cases
+
+
+def _global_option_cases(box: Sandbox, config: str) -> list[Case]:
+    """Options before a subcommand: the subcommand's, or refused in one line."""
+    quick = ["-n", "5", "-c", "1", "-r", "1", "-q", "--threads", "add"]
+    return [
+        Case("bounds", "--log x mix", ["--log", "x", "mix", config], USAGE),
+        Case("bounds", "--zap mix", ["--zap", "mix", config], USAGE),
+        Case("bounds", "-n 5 show", ["-n", "5", "show", str(box.root / "none.json")], USAGE),
+        Case("bounds", "--debug show missing", ["--debug", "show", "none.json"], USAGE),
+        Case("bounds", "--label mix run", ["--label", "mix", config, *quick], frozenset({0})),
+        Case("bounds", "-q mix", ["-q", "mix", config, "--threads", "-d", "0.2", "-n", "20"], ANY),
+    ]
+
+
+def _hosts_cases(box: Sandbox, config: str) -> list[Case]:
+    """Hosts files with extra fields, and directories, refused in one line."""
+    (box.root.parent / "cwd" / "clients").mkdir(exist_ok=True)  # a name without a slash
+    lines = ["localhost 1 2", "localhost python=/a python=/b", "localhost 2 extra=1", "a b c d"]
+    files = [str(box.file(f"hosts-{i}", f"{line}\n")) for i, line in enumerate(lines)]
+    cases = []
+    for target in [*files, "clients", str(box.directory("hosts-dir"))]:
+        for head in (["mix", config], [config, "-n", "5", "-r", "1"]):
+            argv = [*head, "--hosts", target]
+            cases.append(Case("bounds", f"{head[0][-8:]} --hosts {target[-20:]}", argv, USAGE))
     return cases
 
 
@@ -918,6 +1012,7 @@ FAMILIES = {
     "target": target_cases,
     "fault": fault_cases,
     "secret": secret_cases,
+    "bounds": bound_cases,
 }
 
 
@@ -971,6 +1066,10 @@ def judge(case: Case, code: int, stdout: str, stderr: str) -> tuple[str, bool]:
         return f"exit {code}, expected {'/'.join(map(str, sorted(case.expect)))}", False
     if code == 0 and case.warns and case.warns not in stderr:
         return "exit 0 without a warning", False
+    if code == 0 and case.prefix and _mixed_lines(case.prefix, stderr):
+        return "a line on stderr mixed with another", False
+    if code == 2 and "--debug" in case.argv:
+        return _judge_debug_usage(stdout, stderr)
     if code == 2:
         return _judge_usage(stdout, stderr)
     if code == 1:
@@ -984,6 +1083,19 @@ def _judge_usage(stdout: str, stderr: str) -> tuple[str, bool]:
         return "exit 2 but not one line on stderr", False
     if len(lines[0]) > 2000:
         return "exit 2 with a line over 2000 characters", False
+    return "usage", True
+
+
+def _mixed_lines(prefix: str, stderr: str) -> bool:
+    """Two lines written at once: *prefix* inside a line, or an empty line."""
+    return any(prefix in line[1:] or not line.strip() for line in stderr.splitlines())
+
+
+def _judge_debug_usage(stdout: str, stderr: str) -> tuple[str, bool]:
+    """With --debug: the traceback, then the usage error's one line, last."""
+    lines = stderr.splitlines()
+    if stdout or not lines or ": error: " not in lines[-1]:
+        return "exit 2 with --debug but no error line last", False
     return "usage", True
 
 

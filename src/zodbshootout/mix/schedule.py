@@ -24,6 +24,8 @@ ARRIVALS = (CONSTANT, POISSON)
 #: --rate: no ZODB storage commits a million transactions a second; beyond,
 #: the gap between intended starts rounds to nothing.
 MAX_RATE_PER_SECOND = 1_000_000.0
+#: --rate: one transaction every 100 seconds; near 0 the gap overflows to infinity.
+MIN_RATE_PER_SECOND = 0.01
 
 
 class OpenLoop:
@@ -38,8 +40,10 @@ class OpenLoop:
         arrival: str = CONSTANT,
         rng: random.Random | None = None,
     ) -> None:
-        if not 0 < rate_per_second <= MAX_RATE_PER_SECOND:  # NaN fails too
-            raise ValueError(f"the rate must be above zero, at most {MAX_RATE_PER_SECOND:,.0f}")
+        if not MIN_RATE_PER_SECOND <= rate_per_second <= MAX_RATE_PER_SECOND:  # NaN fails too
+            raise ValueError(
+                f"the rate must be from {MIN_RATE_PER_SECOND:g} to {MAX_RATE_PER_SECOND:,.0f}"
+            )
         self.gap_seconds = workers / rate_per_second  # this worker's mean gap
         self.poisson = arrival == POISSON
         self.rng = rng or random.Random(worker)

@@ -22,7 +22,12 @@ from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
-from zodbshootout.mix.schedule import ARRIVALS, CONSTANT, MAX_RATE_PER_SECOND
+from zodbshootout.mix.schedule import (
+    ARRIVALS,
+    CONSTANT,
+    MAX_RATE_PER_SECOND,
+    MIN_RATE_PER_SECOND,
+)
 from zodbshootout.mix.workloads import (
     BUILTIN,
     DEFAULT_WORKLOAD,
@@ -149,7 +154,7 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rate",
         metavar="OPS",
-        type=Number(float, 0, MAX_RATE_PER_SECOND, "transactions per second", above=True),
+        type=Number(float, MIN_RATE_PER_SECOND, MAX_RATE_PER_SECOND, "transactions per second"),
         default=None,
         help="open loop: OPS transactions per second across all workers, "
         "latency counted from each one's intended start (default: closed loop)",
