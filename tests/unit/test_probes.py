@@ -101,10 +101,19 @@ def test_the_options_choose_the_probes(filestorage):  # noqa: F811
     import dataclasses
 
     everything = dataclasses.replace(
-        plain, worker=1, leaks=True, profile_prefix="p", measure_size=True, counters=True
+        plain,
+        worker=1,
+        leaks=True,
+        profile_prefix="p",
+        measure_size=True,
+        counters=True,
+        work=True,
     )
     names = [type(p).__name__ for p in select_probes(everything, Database())]
-    assert names == ["LoadCounts", "Leaks", "StorageGrowth", "Statements", "Profiler", "TraceMarks"]
+    assert names == [
+        *("LoadCounts", "Leaks", "StorageGrowth", "Statements", "WorkMeter"),
+        *("Profiler", "TraceMarks"),
+    ]
 
 
 def _two_kinds(scope, prepared):

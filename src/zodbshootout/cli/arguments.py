@@ -270,6 +270,13 @@ def _add_state_arguments(parser: argparse.ArgumentParser) -> None:
         "the rates are a little lower (diagnostics; recorded in the result file)",
     )
     parser.add_argument(
+        "--work",
+        action="store_true",
+        help="count, per phase, the work per transaction and object (loads, prefetches, "
+        "stores, round trips to the server, state bytes, polls) in the untimed warm-up "
+        "repetition, so the timed ones pay nothing; shown under the rates and saved",
+    )
+    parser.add_argument(
         "--leaks",
         action="store_true",
         help="report how many objects (by type) each phase left behind in the workers",

@@ -156,6 +156,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
             pack=args.pack,
             leaks=args.leaks,
             counters=args.counters,
+            work=args.work,
             log=diagnostics.parse_log_option(args.log) if args.log else None,
             # The one place that reads the tests' fault hook (see faults); None in real runs.
             fault=faults.from_environment(),

@@ -124,6 +124,11 @@ class Mode:
 _NEEDS_PROCESSES = (
     ("cache_trace_dir", "--cache-trace traces worker processes; run without --threads/--gevent"),
     ("hosts", "--hosts starts worker processes; run it without --threads/--gevent"),
+    (
+        "work",
+        "--work counts in worker processes of its own, which the timed repetitions don't "
+        "share; run it without --threads/--gevent",
+    ),
 )
 
 #: The modes by name (``RunOptions.mode``).

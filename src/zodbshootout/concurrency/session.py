@@ -85,6 +85,8 @@ def stage_tasks(
             profile_prefix=profile_prefix,
             leaks=options.leaks,
             counters=options.counters,
+            # --work counts in the warm-up only: the timed repetitions count nothing.
+            work=options.work and repetition == 0,
             log=options.log,
             blobs=options.blobs,
             # Tests' faults hit a measured repetition, not the warm-up.

@@ -27,11 +27,12 @@ from zodbshootout.phases.classic import Phase, Step, WorkerScope
 from zodbshootout.phases.record import WRITE
 from zodbshootout.phases.recorder import StepRecorder
 from zodbshootout.probes import cache_trace as cachetrace
-from zodbshootout.probes import diagnostics
+from zodbshootout.probes import diagnostics, work
 from zodbshootout.probes.base import Probe, ProbeSet
 from zodbshootout.probes.counts import LoadCounts, SharedCacheCounts, Statements
 from zodbshootout.probes.profiler import Profiler
 from zodbshootout.probes.storage_size import StorageGrowth, storage_size
+from zodbshootout.probes.work import WorkMeter
 from zodbshootout.redact import find_secrets
 from zodbshootout.results.record import PhaseTiming
 
@@ -65,6 +66,7 @@ class StageTask:
     index_entries: int = 0  # --index-entries: index entries per object (see indexes)
     cache_trace_prefix: str | None = None  # --cache-trace: the stage and worker are appended
     measure_size: bool = False  # worker 0: read the storage's size around each write phase
+    work: bool = False  # --work's counting pass: count each timed region's work (probes.work)
 
 
 @dataclass
@@ -145,7 +147,9 @@ def execute_stage(
 
 def _open_own_database(task: StageTask) -> OwnDatabase:
     """The database of a worker process (or host): opened here, counted as this worker's."""
-    storages.count_requests(task.counters)
+    storages.count_requests(task.counters or task.work)
+    if task.work:  # before the storage opens: its connections are counted
+        work.install()
     return OwnDatabase(
         open_database(
             task.source,
@@ -175,6 +179,8 @@ def select_probes(task: StageTask, worker_db: WorkerDatabase) -> list[Probe]:
         chosen.append(SharedCacheCounts(db))
     if task.counters:  # without --counters nothing counts statements: no metered clock
         chosen.append(Statements(db))
+    if task.work:
+        chosen.append(WorkMeter(db, lambda: caches.counters(db)))
     if task.profile_prefix:
         chosen.append(Profiler(task.profile_prefix, task.worker))
     chosen.append(cachetrace.TraceMarks())

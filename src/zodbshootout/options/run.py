@@ -126,6 +126,8 @@ class RunOptions:
     leaks: bool = False  # count object growth per phase in the workers (--leaks)
     #: --counters: count storage loads sent and SQL statements in the timed region
     counters: bool = False
+    #: --work: count each phase's work per transaction in the untimed warm-up
+    work: bool = False
     log: LogSetup | None = None  # logging in the parent and the workers (--log)
     # Concurrency mode and object shapes (see concurrency and blobs).
     mode: str = PROCESSES  # processes | threads | gevent (--threads, --gevent)
@@ -185,7 +187,7 @@ class RunOptions:
 
 
 def _insight_problems(options: RunOptions) -> list[str]:
-    """What is wrong with --index-entries.
+    """What is wrong with --index-entries and --work.
 
     What a concurrency mode refuses (--cache-trace, --hosts outside process
     mode) is its record's to say: see concurrency.modes.Mode.option_problems.
@@ -193,6 +195,8 @@ def _insight_problems(options: RunOptions) -> list[str]:
     found = []
     if options.index_entries < 0:
         found.append("--index-entries must be a whole number of at least 0")
+    if options.work and not options.warmup:
+        found.append("--work counts in the warm-up repetition, which this run skips")
     return found
 
 

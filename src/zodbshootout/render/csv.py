@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
 from zodbshootout.render.formats import Format
-from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, InsightCell
+from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, WORK_PER_TRANSACTION, InsightCell
 from zodbshootout.render.table import Block, Cell, Table, build_table
 from zodbshootout.results.mix_stats import summarize
 from zodbshootout.results.record import RunResult
@@ -83,7 +83,7 @@ def _keys_text(cell: InsightCell) -> str:
     """An index keys/s figure as the csv shows rates: a whole number, no separators."""
     if cell.value is None:
         return f"n/a[{cell.footnote}]"
-    return f"{cell.value:.0f}"
+    return cell.text if cell.detail.get("name") else f"{cell.value:.0f}"
 
 
 def _format_block(databases: list[str], block: Block) -> list[str]:
@@ -125,8 +125,11 @@ class Csv(Format):
 
     def run(self, result: RunResult, aggregate: str = "mean") -> list[str]:
         """The classic table as lines of text (no trailing newlines)."""
-        # The classic table: rates only, so of the insight rows only index keys/s.
-        table = build_table(result, aggregate, insight=(INDEX_KEYS_PER_SECOND,))
+        # The classic table: rates only, so of the insight rows only index keys/s,
+        # and the work per transaction a --work run counted.
+        table = build_table(
+            result, aggregate, insight=(INDEX_KEYS_PER_SECOND, WORK_PER_TRANSACTION)
+        )
         lines: list[str] = []
         several = len(table.blocks) > 1
         for block in table.blocks:

@@ -24,6 +24,11 @@ bytes per object (add, update)
 index keys per second (add, update, with ``--index-entries K``)
     (K + 1) × the phase's objects per second: each object's container
     entry and its K index entries (see zodbshootout.workload.indexes).
+work per transaction (every phase, with ``--work``)
+    A row per count (see zodbshootout.results.work.WORK_COUNTS): loads and
+    round trips always, the others where some database did any.  The mean
+    per transaction of the counting pass (the warm-up repetition); its
+    JSON cell also holds the total and the mean per object.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any
 from zodbshootout.render.description import is_floor
 from zodbshootout.render.labels import phase_label
 from zodbshootout.results.record import CellKey, PhaseTiming, RunResult
+from zodbshootout.results.work import ALWAYS_SHOWN, WORK_COUNTS, CellWork, counted_cells
 
 CACHE_PHASES = ("warm", "cold", "prefetch", "hot", "steamin")
 SIZE_PHASES = ("add", "update")
@@ -44,6 +50,7 @@ CACHE_HIT_RATE = "cache_hit_rate"
 SHARED_CACHE_HIT_RATE = "shared_cache_hit_rate"
 BYTES_PER_OBJECT = "bytes_per_object"
 INDEX_KEYS_PER_SECOND = "index_keys_per_second"
+WORK_PER_TRANSACTION = "work_per_transaction"
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,8 @@ def insight_rows(
         BYTES_PER_OBJECT: _has_size_readings(result),
         INDEX_KEYS_PER_SECOND: bool(index_entries(result)),
     }
+    work = counted_cells(result)
+    wanted[WORK_PER_TRANSACTION] = bool(work)
     if kinds is not None:
         wanted = {kind: shown and kind in kinds for kind, shown in wanted.items()}
     rows: list[InsightRow] = []
@@ -110,6 +119,8 @@ def insight_rows(
                 rows.append(_size_row(result, concurrency, count, phase, footnotes))
             if phase in KEY_PHASES and wanted[INDEX_KEYS_PER_SECOND]:
                 rows.append(_keys_row(result, concurrency, count, phase, rates, footnotes))
+            if wanted[WORK_PER_TRANSACTION]:
+                rows.extend(_work_rows(result, work, concurrency, count, phase, footnotes))
     return rows
 
 
@@ -316,3 +327,56 @@ def _keys_row(
             cells.append(InsightCell(keys, f"{keys:,.0f}", detail={"keys_per_object": per_object}))
     label = f"{phase_label(phase, count)}: index keys/s (1 + {entries} per object)"
     return InsightRow(INDEX_KEYS_PER_SECOND, phase, count, label, cells)
+
+
+def _work_rows(
+    result: RunResult,
+    work: dict[CellKey, CellWork],
+    concurrency: int,
+    count: int,
+    phase: str,
+    footnotes: list[str],
+) -> list[InsightRow]:
+    """One phase's work per transaction: loads and round trips, and what else some did."""
+    keys = [CellKey(database, concurrency, count, phase) for database in result.databases]
+    cells = [work.get(key) for key in keys]
+    shown = [
+        name
+        for name in WORK_COUNTS
+        if name in ALWAYS_SHOWN or any(c is not None and c.totals.get(name) for c in cells)
+    ]
+    rows = []
+    for name in shown:
+        row = [
+            _work_cell(result, key, cell, name, footnotes)
+            for key, cell in zip(keys, cells, strict=True)
+        ]
+        label = f"{phase_label(phase, count)}: {name.replace('_', ' ')}/transaction"
+        rows.append(InsightRow(WORK_PER_TRANSACTION, phase, count, label, row))
+    return rows
+
+
+def _work_cell(
+    result: RunResult, key: CellKey, work: CellWork | None, name: str, footnotes: list[str]
+) -> InsightCell:
+    if work is None:
+        if not result.timings_for(key):
+            return _unmeasured(result, key, footnotes)
+        why = f"{key.database}: its counting pass (the warm-up) recorded no work"
+        return InsightCell(None, "n/a", _footnote(why, footnotes))
+    mean = work.per_transaction(name)
+    if mean is None:
+        why = f"{key.database}: zodbshootout can't count {name.replace('_', ' ')} of its storage"
+        return InsightCell(None, "n/a", _footnote(why, footnotes))
+    detail = {
+        "name": name,
+        "total": work.totals[name],
+        "transactions": work.transactions,
+        "per_object": work.per_object(name),
+    }
+    return InsightCell(mean, work_text(mean), detail=detail)
+
+
+def work_text(value: float) -> str:
+    """A count per transaction: whole when it is, else one decimal; no separators (csv)."""
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"

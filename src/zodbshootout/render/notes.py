@@ -10,8 +10,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from zodbshootout.render.labels import COUNTS_CONFLICTS
+from zodbshootout.render.labels import COUNTS_CONFLICTS, phase_label
 from zodbshootout.results.record import RunResult
+from zodbshootout.results.work import has_work, n_plus_one
 
 #: PhaseTiming.object_growth's key for the net change of all types.
 GROWTH_TOTAL = "*total*"
@@ -26,6 +27,7 @@ def derived_notes(result: RunResult) -> list[str]:
         + shared_cache_notes(result)
         + conflict_notes(result)
         + leak_notes(result)
+        + work_notes(result)
     )
 
 
@@ -184,5 +186,26 @@ def leak_notes(result: RunResult) -> list[str]:
         notes.append(
             f"leaks: {database} {phase} (n={count}, c={concurrency}): tracked objects grew "
             f"by {total:.0f} per worker and repetition" + (f" ({top})" if top else "")
+        )
+    return notes
+
+
+def work_notes(result: RunResult) -> list[str]:
+    """Where a --work run's counts come from, and its reads that fetched object by
+    object where prefetch batched (see results.work.n_plus_one)."""
+    if not has_work(result):
+        return []
+    notes = [
+        "work/transaction: counted in the untimed warm-up repetition (--work); "
+        "the timed repetitions counted nothing"
+    ]
+    for found in n_plus_one(result):
+        key = found.key
+        where = f" (c={key.concurrency})" if len(result.concurrencies) > 1 else ""
+        notes.append(
+            f"N+1 pattern: {key.database}{where}: {phase_label(key.phase, key.object_count)} "
+            f"took {found.round_trips:.0f} round trips per transaction, one per object, "
+            f"where prefetching them took {found.prefetched_round_trips:.0f}: "
+            "a read like this gains from Connection.prefetch"
         )
     return notes

@@ -56,7 +56,8 @@ FORMAT_NAME = "zodbshootout-result"
 #:     ``phases`` empty and ``metadata.mix`` the run's options.  A version 3
 #:     reader would refuse the empty phases; earlier files read as ``mix: []``.
 #:   (additions to 4: a measurement may carry ``operations`` and ``latency``,
-#:     the counts and HdrHistograms a phase recorded; older readers ignore them.)
+#:     the counts and HdrHistograms a phase recorded, and ``work``, --work's
+#:     counts of a warm-up's timed region; older readers ignore them.)
 FORMAT_VERSION = 4
 READABLE_VERSIONS = (1, 2, 3, 4)
 

@@ -66,6 +66,10 @@ class PhaseTiming:
     #: Each operation's latencies: an HdrHistogram of whole microseconds in its
     #: standard string encoding; None when the phase recorded none.
     latency: dict[str, str] | None = None
+    #: With --work, in the warm-up (the counting pass): what the timed region
+    #: asked of the storage, by name (see zodbshootout.results.work); a count
+    #: None where the storage can't be counted; the field None elsewhere.
+    work: dict[str, int | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ class UnknownKind(StorageKind):
     def storage_loads(self, storage: Any, loads: int) -> int | None:
         return None
 
+    def round_trips(self, storage: Any) -> int | None:
+        return None
+
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
     ) -> None:

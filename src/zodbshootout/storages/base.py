@@ -258,6 +258,15 @@ class StorageKind:
         """Requests sent to a database so far, by this process or thread; None: not counted."""
         return None
 
+    def round_trips(self, storage: Any) -> int | None:
+        """Requests this process waited on a server for, so far; None: not counted.
+
+        Counted only while requests are (``--counters``, ``--work``'s counting
+        pass).  The default is a storage without a server (FileStorage,
+        MappingStorage): it never waits on one, so 0.
+        """
+        return 0
+
     def before_repetition(self, factory: Any) -> None:
         """Untimed, in the runner's process, after populate and before the write stage."""
 

@@ -25,6 +25,7 @@ from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, U
 from zodbshootout.render.formats import get_format
 from zodbshootout.results import metadata
 from zodbshootout.results.record import RunResult
+from zodbshootout.results.work import WORK_COUNTS
 
 DESCRIPTION = (
     "Compare saved runs cell by cell with the first (the base): rates, ratio, "
@@ -55,6 +56,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit with code 1 when a cell is significantly slower (after the Holm "
         "correction) by more than PCT percent, and name those cells; with code 3 "
         "(inconclusive) when some cell's runs could not have shown such a slowdown",
+    )
+    parser.add_argument(
+        "--fail-if-more-work",
+        metavar="COUNT",
+        choices=tuple(WORK_COUNTS),
+        default=None,
+        help="exit with code 1 when a cell's COUNT per transaction (one of "
+        f"{', '.join(WORK_COUNTS)}) grew from the base, and name those cells; exact counts "
+        "of runs made with --work, so the gate holds on a busy machine",
     )
     add_aggregate(parser, "the base run")
 
@@ -99,6 +109,9 @@ def compare_runs(
     if any(result.mix for result in results):
         return _compare_mix_runs(args, results, names)
     base, base_name = results[0], names[0]
+    work_count = getattr(args, "fail_if_more_work", None)
+    if work_count is not None:
+        _require_work(results, names)
     aggregate = args.aggregate or saved_aggregate(base, None)
     comparisons = []
     for changed, name in zip(results[1:], names[1:], strict=True):
@@ -115,9 +128,50 @@ def compare_runs(
         warn("compare", busy_lines(base_name, base, name, changed), args.quiet)
         comparisons.append(comparison)
     print_lines(get_format(args.format).comparisons(comparisons))
+    more_work = _work_gate(results, names, work_count)
     if args.fail_if_slower is None:
+        return more_work
+    return max(more_work, _gate(comparisons, args.fail_if_slower))
+
+
+def _require_work(results: list[RunResult], names: list[str]) -> None:
+    """A UsageError when a run has no work counts (it was made without --work)."""
+    from zodbshootout.results.work import has_work
+
+    for result, name in zip(results, names, strict=True):
+        if not has_work(result):
+            raise UsageError(
+                f"--fail-if-more-work: {name} has no work counts; make both runs with --work"
+            )
+
+
+def _work_gate(results: list[RunResult], names: list[str], count: str | None) -> int:
+    """--fail-if-more-work: 1 if a cell's *count* per transaction grew, else 0."""
+    from zodbshootout.render.comparison import describe_cell
+    from zodbshootout.render.insight import work_text
+    from zodbshootout.results.work import more_work
+
+    if count is None:
         return EXIT_OK
-    return _gate(comparisons, args.fail_if_slower)
+    grown = [
+        (name, cell)
+        for changed, name in zip(results[1:], names[1:], strict=True)
+        for cell in more_work(results[0], changed, count)
+    ]
+    if not grown:
+        return EXIT_OK
+    print(
+        f"zodbshootout compare: {len(grown)} cell(s) did more {count} per transaction "
+        f"than the base (--fail-if-more-work {count}):",
+        file=sys.stderr,
+    )
+    for name, cell in grown:
+        print(
+            f"  {name}: {describe_cell(cell.key)}: {work_text(cell.base)} -> "
+            f"{work_text(cell.changed)}",
+            file=sys.stderr,
+        )
+    return EXIT_CELLS_FAILED
 
 
 def _say_slower(heading: str, cells: list[str]) -> None:

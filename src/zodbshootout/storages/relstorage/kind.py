@@ -163,6 +163,10 @@ class RelStorageKind(StorageKind):
             return None
         return round_trips.in_this_thread() if this_thread else round_trips.in_process()
 
+    def round_trips(self, storage: Any) -> int | None:
+        """Each statement is a round trip to the database (BEGIN and COMMIT included)."""
+        return self.statements(storage, this_thread=False)
+
     def thread_load_counter(
         self, storage: Any, worker: int, shared_client: bool, shared_oids: frozenset[bytes]
     ) -> ThreadLoadCounter:

@@ -9,6 +9,7 @@ client connection and object (see :class:`_ThreadRequests`).
 
 from __future__ import annotations
 
+import contextvars
 import struct
 import threading
 import time
@@ -37,6 +38,14 @@ from zodbshootout.storages.zeo.section import EmbeddedZEO
 
 # loadBefore requests this process put on the wire, once counting is installed.
 _requests_sent = 0
+# Requests a client thread waited on (see _count_round_trips), and the prefetch
+# batches that put at least one request on the wire (counted once each).
+_round_trips = 0
+_batches_sent: set[int] = set()
+_batch_number = [0]
+#: The prefetch batch an I/O-thread task works for (0: none).  Tasks copy
+#: the context they were created in, so the loads a prefetch spawns see it.
+_PREFETCH_BATCH: contextvars.ContextVar[int] = contextvars.ContextVar("prefetch_batch", default=0)
 _installed = False
 # The same requests by client connection (id of ZEO's ClientIO) and oid, once
 # a thread counter asked for them.  Written by each client's I/O thread only,
@@ -97,6 +106,11 @@ class ZEOKind(StorageKind):
 
     def storage_loads(self, storage: Any, loads: int) -> int | None:
         return _requests_sent if _installed and counting_requests() else None
+
+    def round_trips(self, storage: Any) -> int | None:
+        if not (_installed and counting_requests()):
+            return None
+        return _round_trips + len(_batches_sent)
 
     def cache_hits(self, storage: Any) -> int | None:
         return int(storage._cache.getStats()[4])
@@ -172,6 +186,41 @@ def _count_requests() -> None:
         return original(self, oid, tid)
 
     Protocol.load_before = load_before
+    _count_round_trips()
+
+
+def _count_round_trips() -> None:
+    """Count the requests a client waits for a reply to: its round trips.
+
+    Every request that expects a reply goes through ``Protocol.call_sync``
+    (loads, votes, ``tpc_finish``, ``new_oids``, ...); a load already in
+    flight is joined, not sent again.  The loads of one ``prefetch`` are
+    sent together without waiting, so a prefetch batch counts once, however
+    many objects it asks for; the one-way messages (``storea``) are no
+    round trips.  Counted in the client's I/O thread.
+    """
+    from ZEO.asyncio.client import ClientIO, Protocol
+
+    original_call = Protocol.call_sync
+
+    def call_sync(self: Any, method: str, args: Any, *rest: Any, **kwargs: Any) -> Any:
+        global _round_trips
+        batch = _PREFETCH_BATCH.get()
+        if batch:
+            _batches_sent.add(batch)
+        else:
+            _round_trips += 1
+        return original_call(self, method, args, *rest, **kwargs)
+
+    Protocol.call_sync = call_sync
+    original_prefetch = ClientIO.prefetch_co
+
+    async def prefetch_co(self: Any, oids: Any, tid: bytes) -> Any:
+        _batch_number[0] += 1
+        _PREFETCH_BATCH.set(_batch_number[0])
+        return await original_prefetch(self, oids, tid)
+
+    ClientIO.prefetch_co = prefetch_co
 
 
 class _ThreadRequests(ThreadLoadCounter):
