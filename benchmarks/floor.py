@@ -26,6 +26,7 @@ Usage (from a checkout, in the venv that has zodbshootout installed)::
     python benchmarks/floor.py                                # N=1000, 4 rounds
     python benchmarks/floor.py -n 1000 -n 100000 --rounds 2 -r 3
     python benchmarks/floor.py --kinds sqlite,zeo -r 5
+    python benchmarks/floor.py --tool-option=--work          # with --work's counting
 
 Kinds: filestorage, zeo (a ZEO server process: ``<embeddedzeo>`` for the
 tool, ``python -m ZEO.runzeo`` for the bare loop), sqlite, postgresql
@@ -63,6 +64,8 @@ ROOT_KEY = "floor"
 MIB = 1024 * 1024
 #: The PostgreSQL server's port on 127.0.0.1 (--postgresql-port).
 POSTGRESQL = {"port": 5432}
+#: More options for the tool's runs (--tool-option), e.g. --work.
+TOOL_OPTIONS: list[str] = []
 
 
 # -- configurations (the same text for the tool and the bare loop) --
@@ -288,7 +291,7 @@ def bare_repetitions(config_file: str, n: int, repetitions: int, workdir: str) -
 def tool_repetitions(config_file: str, n: int, repetitions: int, out: str) -> dict:
     """zodbshootout's own samples: seconds per object-set per phase (one loop)."""
     command = [sys.executable, "-m", "zodbshootout", config_file, "-c", "1", "-n", str(n)]
-    command += ["-r", str(repetitions), "-q", "-o", out, *PHASES]
+    command += ["-r", str(repetitions), "-q", "-o", out, *TOOL_OPTIONS, *PHASES]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     document: dict[str, Any] = {}
     if os.path.exists(out):
@@ -511,15 +514,26 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("-r", "--repetitions", type=int, default=10)
     parser.add_argument("--postgresql-port", type=int, default=5432, help="on 127.0.0.1")
+    parser.add_argument(
+        "--tool-option",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="one more option for the tool's runs, e.g. --tool-option=--work (repeatable)",
+    )
     args = parser.parse_args()
     POSTGRESQL["port"] = args.postgresql_port
+    TOOL_OPTIONS.extend(args.tool_option)
     kinds = [k for k in args.kinds.split(",") if k]
     unknown = set(kinds) - set(ALL_KINDS)
     if unknown:
         parser.error(f"unknown kinds: {', '.join(sorted(unknown))} (known: {', '.join(ALL_KINDS)})")
     counts = args.n or [1000]
     kinds = available(kinds)
-    print(f"# start: {uptime()}; {args.rounds} rounds, -r {args.repetitions}, N = {counts}")
+    options = f", tool options {' '.join(TOOL_OPTIONS)}" if TOOL_OPTIONS else ""
+    print(
+        f"# start: {uptime()}; {args.rounds} rounds, -r {args.repetitions}, N = {counts}{options}"
+    )
     ratios: dict[tuple[str, int], list[dict[str, float]]] = {}
     workdir = tempfile.mkdtemp(prefix="zodbshootout-floor-")
     try:
