@@ -111,11 +111,15 @@ def _count_polls(connection_class: Any) -> None:
             _counted["invalidations"] += len(invalidated) if invalidated is not None else 0
             return invalidated
 
+        own = vars(storage).get("poll_invalidations")  # an instance's own, kept
         storage.poll_invalidations = counted_poll
         try:
             return original(self, transaction, sync)
         finally:
-            del storage.poll_invalidations
+            if own is None:
+                del storage.poll_invalidations
+            else:
+                storage.poll_invalidations = own
 
     connection_class.newTransaction = new_transaction
 
