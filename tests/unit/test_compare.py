@@ -1,6 +1,7 @@
 """compare: both rates, the ratio in words, Welch's verdict with Holm's correction, the summary."""
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -103,7 +104,7 @@ def test_markdown_is_a_table_with_a_summary_row():
     html = MarkdownIt("commonmark").enable("table").render("\n".join(lines))
     assert html.count("<table>") == 1
     assert html.count("<tr>") == 1 + 7  # header, six cells, the geometric mean
-    assert html.count("<th>") + html.count("<th style") == 7
+    assert html.count("<th>") + html.count("<th style") == 9
     assert "<td><strong>Geometric mean</strong></td>" in html
     assert html.count("<p>") == 5  # the method, one paragraph per line
 
@@ -187,7 +188,7 @@ def test_each_cell_states_the_smallest_slowdown_its_runs_could_detect():
         cell.base.stddev, 5, cell.base.stddev, 5, len(busy.tested)
     ) == pytest.approx(change)
     lines = shown(busy)
-    assert lines[0].split()[-2:] == ["Verdict", "Detectable"]
+    assert lines[0].split()[-5:] == ["Verdict", "p", "Holm", "p", "Detectable"]
     assert any(line.startswith("Overall: these runs could detect a slowdown of ") for line in lines)
 
 
@@ -279,3 +280,61 @@ def test_a_cell_too_noisy_to_show_any_slowdown_is_said_in_words():
     overall = next(line for line in lines if line.startswith("Overall"))
     assert "no slowdown, however large, could show in postgresql, add" in overall
     assert "none or more" not in overall
+
+
+def test_only_significant_lists_the_significant_cells_and_counts_the_others():
+    changed = sample_result(scale={"add": 0.5})
+    comparison = dataclasses.replace(
+        compare_results(sample_result(), changed, base_name="a.json", changed_name="b.json"),
+        only_significant=True,
+    )
+    lines = shown(comparison)
+    assert [line.split()[:2] for line in lines[1:3]] == [["postgresql", "Add"], ["zeo_fs", "Add"]]
+    assert lines[3].startswith("----")
+    assert lines[-1] == (
+        "4 of 6 rows hidden (--only-significant): 3 not significant after Holm's "
+        "correction, 1 untested or not measured in both."
+    )
+    # The summary still covers every cell measured in both: (2 * 2 * 1 * 1 * 1)^(1/5).
+    assert "Geometric mean  (5 cells)" in lines[4]
+    document = json.loads("\n".join(shown(comparison, "json")))["comparisons"][0]
+    assert [c["phase"] for c in document["cells"]] == ["add", "add"]
+    assert document["hidden_not_significant"] == 4
+    assert math.isclose(document["geometric_mean_ratio"], 4 ** (1 / 5))
+    rows = list(csv.DictReader(io.StringIO("\n".join(shown(comparison, "csv")))))
+    assert [r["phase"] for r in rows] == ["add", "add", "geometric_mean"]
+
+
+def test_the_raw_p_is_beside_holms_and_n_s_where_holms_is_not_significant():
+    """2 of 24 cells with p < 0.05 alone, none below Holm's 0.05 / 24 at the smallest."""
+    changed = busy_result()
+    for cell in (("mysql", "cold"), ("zeo_fs", "warm")):
+        changed = with_noise(changed, *cell, (1.5,) * 5)
+    comparison = compare_results(busy_result(), changed)
+    flagged = [c for c in comparison.cells if c.test and c.test.p_value < 0.05]
+    assert [(c.key.database, c.key.phase) for c in flagged] == [
+        ("mysql", "cold"),
+        ("zeo_fs", "warm"),
+    ]
+    # Holm: the smallest of 24 p-values is multiplied by 24, the next by 23 (monotone).
+    assert flagged[0].p_adjusted == pytest.approx(min(1.0, 24 * flagged[0].test.p_value))
+    cold = next(line for line in shown(comparison) if line.startswith("mysql ") and "Cold" in line)
+    assert cold.split()[-4:-1] == ["inconclusive", f"{flagged[0].test.p_value:.3f}", "n.s."]
+
+
+def test_a_run_measured_on_a_busy_machine_is_marked_in_the_output_itself():
+    """Not only on stderr: the Markdown pasted into a pull request carries the mark."""
+    loaded = sample_result()
+    loaded.metadata["load_average"] = {"postgresql": {"before": 3.0, "after": 4.5}}
+    loaded.metadata["environment"] = {"cpu_count": 2}
+    comparison = compare_results(sample_result(), loaded, base_name="a", changed_name="b")
+    assert comparison.busy == (("b", "load 4.5 on 2 cores"),)
+    mark = (
+        "Busy: b was measured on a busy machine (load 4.5 on 2 cores): a difference may come "
+        "from the load rather than the change."
+    )
+    assert mark in shown(comparison)
+    assert mark in "\n".join(shown(comparison, "markdown"))
+    document = json.loads("\n".join(shown(comparison, "json")))
+    assert document["comparisons"][0]["busy"] == {"b": "load 4.5 on 2 cores"}
+    assert compare_results(sample_result(), sample_result()).busy == ()

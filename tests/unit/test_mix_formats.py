@@ -190,7 +190,7 @@ def test_a_comparison_in_each_format_says_what_the_table_says():
     tested = [row for row in comparison["rows"] if row["p_adjusted"] is not None]
     assert {row["metric"] for row in tested} == {"tx_per_second", "p99_ms"}
     markdown = comparison_lines(comparisons, "markdown")
-    assert markdown[0] == "| Database | Operation | Metric | base | slow | Change | p (Holm) |"
+    assert markdown[0] == "| Database | Operation | Metric | base | slow | Change | p | p (Holm) |"
     assert any(line.startswith("| db | read | p99 ms |") and " * |" in line for line in markdown)
     table = comparison_lines(comparisons, "table")
     assert table[0].split()[:5] == ["database", "operation", "metric", "base", "slow"]
@@ -341,3 +341,67 @@ def test_a_p_that_underflowed_is_shown_as_below_what_a_double_prints():
         assert "0.25" in text
         assert "0.25 *" not in text
         assert " 0 *" not in text
+
+
+def test_a_closed_loop_run_against_a_rate_run_warns_on_stderr_and_under_the_table(tmp_path, capsys):
+    """-84 % tx/s between a closed loop and --rate 100/s is no change: both say so."""
+    closed, rate = tmp_path / "closed.json", tmp_path / "rate.json"
+    resultfile.save(synthetic_run(10.0, seed=1), str(closed))
+    resultfile.save(open_loop_run(), str(rate))
+    assert main(["compare", str(closed), str(rate)]) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        "zodbshootout compare: warning: closed.json and rate.json are different kinds of mix "
+        "run (closed loop vs --rate 100/s (constant); workload custom(read=1) vs "
+        "custom(read=9,insert=1)): their tx/s and latencies measure different things; "
+        "compare runs of one kind\n"
+    )
+    assert "Warning: closed.json and rate.json are different kinds of mix run" in out
+    assert main(["compare", str(closed), str(rate), "--format", "json", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    kind = json.loads(out)["comparisons"][0]["kind_differences"]
+    assert [k["aspect"] for k in kind] == ["loop", "workload"]
+    # Two runs of one kind: no warning.
+    same = tmp_path / "same.json"
+    resultfile.save(synthetic_run(12.0, seed=2), str(same))
+    assert main(["compare", str(closed), str(same)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "Warning" not in out
+
+
+def test_a_mix_run_measured_on_a_busy_machine_is_marked_in_every_format(tmp_path, capsys):
+    base, busy = tmp_path / "base.json", tmp_path / "busy.json"
+    resultfile.save(synthetic_run(10.0, seed=1), str(base))
+    loaded = synthetic_run(10.0, seed=2)
+    loaded.metadata["load_average"] = {"db": {"before": 9.5, "after": 12.25}}
+    loaded.metadata["environment"] = {"cpu_count": 2}
+    resultfile.save(loaded, str(busy))
+    assert main(["compare", str(base), str(busy)]) == 0
+    out, err = capsys.readouterr()
+    assert "busy.json was measured on a busy machine (load 12.2 on 2 cores)" in err
+    assert (
+        "Busy: busy.json was measured on a busy machine (load 12.2 on 2 cores): a difference "
+        "may come from the load rather than the change."
+    ) in out
+    assert main(["compare", str(base), str(busy), "--format", "markdown", "-q"]) == 0
+    assert "Busy: busy.json was measured on a busy machine" in capsys.readouterr().out
+    assert main(["compare", str(base), str(busy), "--format", "json", "-q"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["comparisons"][0]["busy"] == {"busy.json": "load 12.2 on 2 cores"}
+
+
+def test_only_significant_keeps_the_significant_rows_of_mix_runs(saved, capsys):
+    assert main(["compare", saved["base"], saved["slow"], "--format", "csv"]) == 0
+    every = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    significant = [r for r in every if r["significant"] == "true"]
+    assert significant  # p99 doubled
+    assert all(float(r["p_adjusted"]) >= float(r["p_value"]) for r in every if r["p_value"])
+    assert main(["compare", saved["base"], saved["slow"], "--only-significant",
+                 "--format", "csv"]) == 0  # fmt: skip
+    assert list(csv.DictReader(io.StringIO(capsys.readouterr().out))) == significant
+    assert main(["compare", saved["base"], saved["slow"], "--only-significant"]) == 0
+    out = capsys.readouterr().out
+    hidden = len(every) - len(significant)
+    assert f"{hidden} of {len(every)} rows hidden (--only-significant)" in out

@@ -31,17 +31,32 @@ def format_ratio(ratio: float | None) -> str:
 
 
 def format_p(p: float) -> str:
-    return f"p={p:.3f}" if p >= 0.001 else "p<0.001"
+    """``0.013``, ``<0.001``: a p-value in a column headed p."""
+    return f"{p:.3f}" if p >= 0.001 else "<0.001"
 
 
-def format_significance(comparison: CellComparison) -> str:
-    """The verdict and its adjusted p-value: ``slower (p<0.001)``, ``inconclusive (p=0.080)``."""
+def format_verdict(comparison: CellComparison) -> str:
+    """slower, faster or inconclusive (Holm-corrected); ``-`` without a measurement."""
     verdict = comparison.verdict
     if verdict is None:
         return "-"
     if comparison.test is None or comparison.p_adjusted is None:
         return f"{INCONCLUSIVE} (untested: needs 2+ repetitions on each side)"
-    return f"{verdict} ({format_p(comparison.p_adjusted)})"
+    return verdict
+
+
+def format_raw_p(comparison: CellComparison) -> str:
+    """The cell's own p-value, as if it were the only cell tested; ``-`` untested."""
+    if comparison.test is None:
+        return "-"
+    return format_p(comparison.test.p_value)
+
+
+def format_holm_p(comparison: CellComparison) -> str:
+    """Holm's adjusted p when it is significant, else ``n.s.``; ``-`` untested."""
+    if comparison.p_adjusted is None:
+        return "-"
+    return format_p(comparison.p_adjusted) if comparison.significant else "n.s."
 
 
 def format_percent(percent: float | None) -> str:
@@ -76,16 +91,49 @@ def method_lines(comparison: Comparison) -> list[str]:
         f"Rates in objects per second ({what} of the repetitions); change is "
         f"{comparison.changed_name} relative to {comparison.base_name}; geometric mean of the "
         f"{len(comparison.measured_in_both)} cells measured in both.",
-        f"Welch's t-test over the repetitions; p-values adjusted for the {len(tested)} cells "
-        f"tested together by Holm's method (Holm-Bonferroni); slower or faster at p < {ALPHA}, "
-        "else inconclusive.",
+        f"Welch's t-test over the repetitions: p is each cell's own; Holm p is adjusted for "
+        f"the {len(tested)} cells tested together by Holm's method (Holm-Bonferroni), n.s. "
+        f"when not below {ALPHA}; slower or faster at Holm p < {ALPHA}, else inconclusive.",
         "Detectable: the smallest slowdown (longer time per object) each cell's runs could "
         f"have shown at that confidence (p < {ALPHA}/{max(1, len(tested))}, from their spread "
         "and repetitions); an inconclusive cell may hide a smaller change.",
         *_sensitivity_lines(comparison),
         *_only_lines(comparison),
+        *busy_lines(comparison.busy),
         f"{len(differ)} of {len(tested)} tested cells differ significantly.",
+        *_hidden_lines(comparison),
     ]
+
+
+def busy_lines(busy: tuple[tuple[str, str], ...]) -> list[str]:
+    """A line per run measured on a busy machine: marked in the output itself, which a
+    pull request quotes without the warnings on stderr."""
+    return [
+        f"Busy: {name} was measured on a busy machine ({load}): a difference may come from "
+        "the load rather than the change."
+        for name, load in busy
+    ]
+
+
+def _hidden_lines(comparison: Comparison) -> list[str]:
+    """What --only-significant left out: how many rows, and how many a per-cell test keeps."""
+    if not comparison.only_significant:
+        return []
+    hidden = comparison.hidden
+    untested = sum(1 for c in hidden if c.significant is None)
+    alone = sum(1 for c in hidden if c.test is not None and c.test.p_value < ALPHA)
+    line = (
+        f"{len(hidden)} of {len(comparison.cells)} rows hidden (--only-significant): "
+        f"{len(hidden) - untested} not significant after Holm's correction"
+    )
+    if untested:
+        line += f", {untested} untested or not measured in both"
+    if alone:
+        line += (
+            f"; {alone} of them with p < {ALPHA} on its own, which a test of each cell "
+            "alone (as pyperf compare_to does) would show"
+        )
+    return [line + "."]
 
 
 def _sensitivity_lines(comparison: Comparison) -> list[str]:
@@ -134,19 +182,23 @@ def comparison_rows(comparison: Comparison) -> tuple[list[str], list[list[str]],
         comparison.changed_name,
         "Change",
         "Verdict",
+        "p",
+        "Holm p",
         "Detectable",
     ]
     if several_levels:
         header.insert(1, "Concurrency")
     rows = []
-    for c in comparison.cells:
+    for c in comparison.shown:
         row = [
             c.key.database,
             phase_label(c.key.phase, c.key.object_count),
             _rate_text(c.base, c.base_rate),
             _rate_text(c.changed, c.changed_rate),
             format_ratio(c.ratio),
-            format_significance(c),
+            format_verdict(c),
+            format_raw_p(c),
+            format_holm_p(c),
             format_percent(c.detectable_slowdown_percent),
         ]
         if several_levels:
@@ -155,7 +207,7 @@ def comparison_rows(comparison: Comparison) -> tuple[list[str], list[list[str]],
     summary = ["Geometric mean", f"({len(comparison.measured_in_both)} cells)", "", ""]
     worst = comparison.least_sensitive
     overall = None if worst is None else worst.detectable_slowdown_percent
-    summary += [format_ratio(comparison.geometric_mean), "-", format_percent(overall)]
+    summary += [format_ratio(comparison.geometric_mean), "-", "", "", format_percent(overall)]
     if several_levels:
         summary.insert(1, "")
     return header, rows, summary
@@ -216,7 +268,7 @@ def _number(value: float | None) -> str:
 
 def csv_rows(comparison: Comparison) -> list[list[str]]:
     rows = []
-    for c in comparison.cells:
+    for c in comparison.shown:
         rows.append(
             [
                 comparison.base_name,
@@ -275,8 +327,11 @@ def document(comparison: Comparison) -> dict[str, Any]:
                 # null: untested, or no slowdown could have shown (infinite).
                 "detectable_slowdown_percent": _finite(c.detectable_slowdown_percent),
             }
-            for c in comparison.cells
+            for c in comparison.shown
         ],
+        # --only-significant: the cells left out (not significant after the correction).
+        "hidden_not_significant": len(comparison.hidden),
+        "busy": {name: load for name, load in comparison.busy},
         "only_in_base": [key.__dict__ for key in comparison.only_in_base],
         "only_in_changed": [key.__dict__ for key in comparison.only_in_changed],
         "index_cost": [

@@ -137,9 +137,10 @@ class Markdown(Format):
     def mix_comparisons(self, comparisons: Sequence[MixComparison]) -> list[str]:
         sections = []
         for c in comparisons:
-            table = markdown(mix_comparison.table_rows(c, markdown=True), right={3, 4, 5, 6})
+            table = markdown(mix_comparison.table_rows(c, markdown=True), right={3, 4, 5, 6, 7})
             title = f"{escape_markdown(c.changed_name)} against {escape_markdown(c.base_name)}"
-            sections.append((title, [*table, "", mix_comparison.MARKDOWN_METHOD]))
+            notes = [part for n in mix_comparison.notes(c) for part in ("", escape_markdown(n))]
+            sections.append((title, [*table, "", mix_comparison.MARKDOWN_METHOD, *notes]))
         return _titled(sections)
 
     def history(

@@ -177,6 +177,7 @@ class Terminal(Format):
         for c in comparisons:
             table = mix_comparison.table_rows(c)
             lines += [*aligned(table, right=range(3, len(table[0]))), mix_comparison.TABLE_METHOD]
+            lines += mix_comparison.notes(c)
         return lines
 
     def history(

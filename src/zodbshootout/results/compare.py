@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from zodbshootout.errors import UsageError
 from zodbshootout.results.index_cost import IndexCost, index_costs
+from zodbshootout.results.noise import busy_load
 from zodbshootout.results.record import DATABASE_ORDER, CellKey, RunResult
 from zodbshootout.results.stats import (
     Stats,
@@ -242,6 +243,26 @@ class Comparison:
     only_in_changed: list[CellKey] = field(default_factory=list)
     #: When exactly one run wrote index entries: their cost per add/update cell.
     index_costs: list[IndexCost] = field(default_factory=list)
+    #: ``--only-significant``: the tables list only the slower and faster cells.
+    only_significant: bool = False
+    #: The runs measured on a busy machine: (name, ``load 10.6 on 2 cores``).
+    busy: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def shown(self) -> list[CellComparison]:
+        """The cells a table lists: all, or only the significant ones (--only-significant).
+
+        The summary (geometric mean, sensitivity) is always of every cell.
+        """
+        if not self.only_significant:
+            return self.cells
+        return [c for c in self.cells if c.verdict in (SLOWER, FASTER)]
+
+    @property
+    def hidden(self) -> list[CellComparison]:
+        """The cells --only-significant leaves out of the tables."""
+        shown = {id(c) for c in self.shown}
+        return [c for c in self.cells if id(c) not in shown]
 
     @property
     def tested(self) -> list[CellComparison]:
@@ -346,6 +367,11 @@ def compare_results(
         only_in_base=[k for k in _planned_cells(base) if not _planned(changed, k)],
         only_in_changed=[k for k in _planned_cells(changed) if not _planned(base, k)],
         index_costs=index_costs(base, changed, aggregate),
+        busy=tuple(
+            (name, load)
+            for name, result in ((base_name, base), (changed_name, changed))
+            if (load := busy_load(result.metadata))
+        ),
     )
 
 

@@ -24,6 +24,7 @@ from zodbshootout.results.mix_stats import (
     interval_series,
     summarize,
 )
+from zodbshootout.results.record import RunResult
 from zodbshootout.results.stats import welch_t_test
 
 #: Significance level of a flagged change (after the Holm correction).
@@ -51,6 +52,8 @@ class MetricComparison:
     base: float
     changed: float
     p_adjusted: float | None = None  # None: not tested
+    #: The test's own p, before Holm's correction (what a test of this row alone says).
+    p_value: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -88,10 +91,10 @@ def compare_mix(base: MixRun, changed: MixRun) -> list[MetricComparison]:
         if other is not None:
             _compare_database(ours, other, rows, tests)
     adjusted = holm_adjust([p for _index, p in tests])
-    for (index, _p), p_adjusted in zip(tests, adjusted, strict=True):
+    for (index, _p), p_adjusted in zip(tests, adjusted, strict=True):  # _p: the raw p
         row = rows[index]
         rows[index] = MetricComparison(
-            row.database, row.operation, row.metric, row.base, row.changed, p_adjusted
+            row.database, row.operation, row.metric, row.base, row.changed, p_adjusted, _p
         )
     return rows
 
@@ -134,6 +137,69 @@ class MixComparison:
     rows: list[MetricComparison]
     base_name: str
     changed_name: str
+    #: ``--only-significant``: the tables list only the rows significant after the correction.
+    only_significant: bool = False
+    #: The runs measured on a busy machine: (name, ``load 10.6 on 2 cores``).
+    busy: tuple[tuple[str, str], ...] = ()
+    #: How the two runs differ in kind (see :func:`kind_differences`).
+    kind: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def shown(self) -> list[MetricComparison]:
+        """The rows a table lists: all, or the significant ones (--only-significant)."""
+        if not self.only_significant:
+            return self.rows
+        return [row for row in self.rows if row.significant]
+
+
+def mix_kind(result: RunResult) -> dict[str, str]:
+    """What a mix run measured, in words, by aspect: two runs that differ in one of
+    these measure different things, and their tx/s and latencies do not compare.
+
+    An aspect the file does not record (a run saved before it was) is left out.
+    """
+    options = result.metadata.get("mix") or {}
+    records = MixRun.of(result).records
+    kind: dict[str, str] = {}
+    if "rate_per_second" in options or records:
+        # Every record of a run has the run's rate; older files have only the records'.
+        rate = options.get("rate_per_second", records[0].rate_per_second if records else None)
+        arrival = options.get("arrival")
+        kind["loop"] = (
+            "closed loop"
+            if rate is None
+            else f"--rate {rate:g}/s" + (f" ({arrival})" if arrival else "")
+        )
+    workload = options.get("workload") or next((r.workload for r in records if r.workload), None)
+    if workload:
+        kind["workload"] = str(workload)
+        if options.get("weights"):
+            weights = ",".join(f"{op}={w}" for op, w in options["weights"].items())
+            kind["workload"] += f" ({weights})"
+    if options.get("keys"):
+        hot = options.get("hot")
+        hot_text = "/".join(str(share) for share in hot) if isinstance(hot, list) else ""
+        hotspot = options["keys"] == "hotspot" and hot_text
+        kind["keys"] = str(options["keys"]) + (f" {hot_text}" if hotspot else "")
+    if options.get("objects") is not None:
+        size = options.get("object_size_bytes")
+        kind["dataset"] = f"{options['objects']} objects" + (f" of {size} bytes" if size else "")
+    shape = [options.get(name) for name in ("keys_per_operation", "scan_length")]
+    if all(value is not None for value in shape):
+        kind["operation size"] = f"{shape[0]} keys, scans of {shape[1]}"
+    if options.get("concurrency") is not None:
+        kind["workers"] = f"{options['concurrency']} {options.get('mode') or 'workers'}"
+    return kind
+
+
+def kind_differences(base: RunResult, changed: RunResult) -> list[tuple[str, str, str]]:
+    """(aspect, base's, changed's) for each aspect both runs record and differ in."""
+    ours, theirs = mix_kind(base), mix_kind(changed)
+    return [
+        (aspect, ours[aspect], theirs[aspect])
+        for aspect in ours
+        if aspect in theirs and ours[aspect] != theirs[aspect]
+    ]
 
 
 def slower_p99(rows: list[MetricComparison], percent: float) -> list[MetricComparison]:

@@ -13,6 +13,7 @@ not have passed or failed into exit code 3 (inconclusive).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -66,6 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"{', '.join(WORK_COUNTS)}) grew from the base, and name those cells; exact counts "
         "of runs made with --work, so the gate holds on a busy machine",
     )
+    parser.add_argument(
+        "--only-significant",
+        action="store_true",
+        help="list only the cells (mix: the rows) that differ significantly after Holm's "
+        "correction, and say how many were hidden (the summary still covers every cell)",
+    )
     add_aggregate(parser, "the base run")
 
 
@@ -118,6 +125,8 @@ def compare_runs(
         # Refused before any warning: an error is one line.
         comparison = compare_results(base, changed, aggregate, base_name, name)
         require_common_cells(comparison)
+        if getattr(args, "only_significant", False):  # versions has no such option
+            comparison = dataclasses.replace(comparison, only_significant=True)
         differences = [
             fact
             for fact in metadata.differing_facts(base.metadata, changed.metadata)
@@ -239,12 +248,7 @@ def _inconclusive_lines(
 def _compare_mix_runs(args: argparse.Namespace, results: list[RunResult], names: list[str]) -> int:
     """Each changed mix run against the base; exit 1 when --fail-if-slower's p99 test trips."""
     from zodbshootout.results.mix import MixRun
-    from zodbshootout.results.mix_compare import (
-        MetricComparison,
-        MixComparison,
-        compare_mix,
-        slower_p99,
-    )
+    from zodbshootout.results.mix_compare import MetricComparison, slower_p99
 
     if not all(result.mix for result in results):
         raise UsageError("a mix run can only be compared with another mix run")
@@ -252,12 +256,10 @@ def _compare_mix_runs(args: argparse.Namespace, results: list[RunResult], names:
     slower: list[tuple[str, MetricComparison]] = []
     comparisons = []
     for changed, name in zip(results[1:], names[1:], strict=True):
-        rows = compare_mix(base, MixRun.of(changed))
-        if not rows:
-            raise UsageError(f"{base_name} and {name} have no database in common")
-        comparisons.append(MixComparison(rows, base_name, name))
+        comparison = _mix_comparison(args, (results[0], base, base_name), changed, name)
+        comparisons.append(comparison)
         if args.fail_if_slower is not None:
-            slower.extend((name, row) for row in slower_p99(rows, args.fail_if_slower))
+            slower.extend((name, row) for row in slower_p99(comparison.rows, args.fail_if_slower))
     print_lines(get_format(args.format).mix_comparisons(comparisons))
     if not slower:
         return EXIT_OK
@@ -270,6 +272,50 @@ def _compare_mix_runs(args: argparse.Namespace, results: list[RunResult], names:
         ],
     )
     return EXIT_CELLS_FAILED
+
+
+def _mix_comparison(
+    args: argparse.Namespace, base: tuple[RunResult, Any, str], changed: RunResult, name: str
+) -> Any:
+    """One changed mix run against the base, with the warnings of their kind and load.
+
+    Runs of different kinds (closed loop against --rate, another workload,
+    dataset or key choice) are still compared, as the user asked, but said
+    to be incomparable on stderr and under the table.
+    """
+    from zodbshootout.render.mix_comparison import kind_text
+    from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_compare import MixComparison, compare_mix, kind_differences
+    from zodbshootout.results.noise import busy_load
+
+    base_result, base_run, base_name = base
+    rows = compare_mix(base_run, MixRun.of(changed))
+    if not rows:
+        raise UsageError(f"{base_name} and {name} have no database in common")
+    kind = kind_differences(base_result, changed)
+    if kind:
+        warn(
+            "compare",
+            [
+                f"{base_name} and {name} are different kinds of mix run ({kind_text(kind)}): "
+                "their tx/s and latencies measure different things; compare runs of one kind"
+            ],
+            args.quiet,
+        )
+    warn("compare", busy_lines(base_name, base_result, name, changed), args.quiet)
+    busy = tuple(
+        (run_name, load)
+        for run_name, result in ((base_name, base_result), (name, changed))
+        if (load := busy_load(result.metadata))
+    )
+    return MixComparison(
+        rows,
+        base_name,
+        name,
+        only_significant=getattr(args, "only_significant", False),
+        busy=busy,
+        kind=tuple(kind),
+    )
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)
