@@ -11,17 +11,14 @@ by its pixels.  Skips with the reason when chromium is not installed.
 
 from __future__ import annotations
 
-import json
 import pathlib
-import re
-import shutil
-import subprocess
 import time
 
 import pytest
 
 from conftest import run_cli
 from support import configs
+from support.browser import browse, probe
 
 pytestmark = pytest.mark.slow
 
@@ -49,38 +46,6 @@ window.addEventListener("load", function () {
   document.body.appendChild(out);
 });
 </script>"""
-
-
-def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.skip("chromium is not installed (apt-get install chromium; etc/provision.sh does)")
-    return path
-
-
-def browse(
-    tmp_path: pathlib.Path, page: pathlib.Path, *options: str
-) -> subprocess.CompletedProcess:
-    """Run headless chromium on *page* with *options*; its own profile, no network."""
-    profile = tmp_path / f"profile-{time.monotonic_ns()}"
-    command = [
-        chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-        *options,
-        page.as_uri(),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
 
 
 def console_messages(tmp_path: pathlib.Path, page: pathlib.Path) -> list[str]:
@@ -149,22 +114,7 @@ def test_history_report_loads_without_console_errors(report, tmp_path):
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_history_report_lays_out_a_table_and_loaded_charts(report, tmp_path, width):
-    probe = report / "probe.html"
-    page = (report / "index.html").read_text(encoding="utf-8")
-    probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    try:
-        done = browse(
-            tmp_path,
-            probe,
-            "--dump-dom",
-            "--virtual-time-budget=5000",
-            f"--window-size={width},900",
-        )
-    finally:
-        probe.unlink()
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:]
-    facts = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    facts = probe(tmp_path, report / "index.html", PROBE, width)
     assert facts["tables"] == 1
     assert facts["rows"] >= 8  # a row per phase of the tiny runs
     assert facts["charts"], "no chart on the page"

@@ -208,7 +208,7 @@ def comparison_report(
 ) -> Report:
     """The page of two runs: the change per cell, the verdicts, the chart, both metadata."""
     from zodbshootout.render.comparison import comparison_rows, method_lines
-    from zodbshootout.render.plot import build_comparison_figure
+    from zodbshootout.render.ratio_chart import build_comparison_figure
 
     report = Report(f"{comparison.changed_name} against {comparison.base_name}")
     header, rows, summary = comparison_rows(comparison)

@@ -9,9 +9,9 @@ linear axis the writes would be invisible.  When a run holds several
 object counts or concurrency levels, one small chart per phase follows,
 plotting the rate against them.
 
-Two runs (:func:`plot_comparison`) become one bar per cell of the ratio of
-their rates; a history (:func:`plot_history`) one line per database over
-the runs, per phase.
+Two runs become one bar per cell of the ratio of their rates
+(:mod:`zodbshootout.render.ratio_chart`); a history (:func:`plot_history`)
+one line per database over the runs, per phase.
 
 matplotlib is the optional extra ``plot`` (``pip install '.[plot]'``); without it
 every plot raises a UsageError that says how to install it.
@@ -21,19 +21,13 @@ from __future__ import annotations
 
 import io
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zodbshootout.errors import UsageError, install_hint
 from zodbshootout.outputfile import check_output_target, write_atomically
-from zodbshootout.render.comparison import format_ratio
-from zodbshootout.render.labels import phase_label
-from zodbshootout.results.compare import FASTER, SLOWER
 from zodbshootout.results.history import HistoryRow, SavedRun, column_names
 from zodbshootout.results.record import CellKey, RunResult
 from zodbshootout.results.stats import cell_stats
-
-if TYPE_CHECKING:
-    from zodbshootout.results.compare import CellComparison, Comparison
 
 _FORMATS = ("png", "svg", "pdf")
 
@@ -131,7 +125,7 @@ def _bar_chart(axes: Any, result: RunResult, aggregate: str) -> None:
         axes.set_ylim(bottom=lowest / 4)
     else:  # a log axis needs a positive value; say why there is none
         _say_not_measured(axes)
-    axes.set_xticks(range(len(phases)), phases)
+    axes.set_xticks(range(len(phases)), [_bar_label(phase) for phase in phases])
     axes.set_ylabel("objects per second (log scale)")
     what = "mean" if aggregate == "mean" else "best"
     title = f"{count} objects, concurrency {concurrency}: "
@@ -142,6 +136,17 @@ def _bar_chart(axes: Any, result: RunResult, aggregate: str) -> None:
     axes.set_title(title)
     axes.grid(axis="y", which="major", alpha=0.4)
     axes.legend(loc="best", fontsize="small")
+
+
+def rate_unit(phase: str) -> str:
+    """What a phase's rate counts per second: connections for ``open``, else objects."""
+    return "connections/s" if phase == "open" else "objects/s"
+
+
+def _bar_label(phase: str) -> str:
+    """A phase under its bars; one whose rate counts something else says what."""
+    unit = rate_unit(phase)
+    return phase if unit == "objects/s" else f"{phase}\n({unit})"
 
 
 def _short_formatter() -> Any:
@@ -201,7 +206,7 @@ def _sweep_chart(
     else:
         _say_not_measured(axes)
     axes.set_title(phase)
-    axes.set_ylabel("objects/s")
+    axes.set_ylabel(rate_unit(phase))
     axes.grid(alpha=0.4)
     if legend:
         axes.legend(fontsize="x-small")
@@ -236,116 +241,6 @@ def _save(figure: Any, path: str) -> None:
         write_atomically(path, image.getvalue())
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-
-
-# --- Two runs: the change per cell -------------------------------------------------
-
-#: Bar colours: faster, slower (both significant), and a difference that may be noise.
-_FASTER, _SLOWER, _NOISE = "tab:green", "tab:red", "tab:gray"
-
-
-def plot_comparison(comparison: Comparison, path: str) -> None:
-    """Draw the change of every cell measured in both runs into *path*."""
-    _save(build_comparison_figure(comparison), path)
-
-
-def _draw_ratio_bars(
-    axes: Any,
-    positions: list[int],
-    logs: list[float],
-    colours: list[str],
-    errors: tuple[list[float], list[float]],
-) -> None:
-    """The bars of a comparison (log ratios), each labelled past its end and error bar."""
-    error_low, error_high = errors
-    axes.barh(
-        positions,
-        logs,
-        color=colours,
-        xerr=[error_low, error_high] if any(error_low) or any(error_high) else None,
-        capsize=3,
-        height=0.6,
-    )
-    for position, value, colour, below, above in zip(
-        positions, logs, colours, error_low, error_high, strict=True
-    ):
-        # The label goes past the end of the bar and its error bar, never over them.
-        faster = value >= 0.0
-        axes.annotate(
-            format_ratio(math.exp(value)) + (" *" if colour != _NOISE else ""),
-            (value + above if faster else value - below, position),
-            xytext=(5 if faster else -5, 0),
-            textcoords="offset points",
-            ha="left" if faster else "right",
-            va="center",
-            fontsize="small",
-        )
-
-
-def build_comparison_figure(comparison: Comparison) -> Any:
-    """Horizontal bars of changed ÷ base rate per cell, on a log axis centred on 1.
-
-    Green and red bars are the cells whose verdict is faster or slower
-    (Welch's t-test, Holm's correction), grey ones are inconclusive.  The
-    error bar is the ratio's interval at the level the cell was judged at
-    (Holm's), so it crosses 1x exactly when the verdict is inconclusive; a
-    cell measured once on a side has none.
-    """
-    plt = _pyplot()
-    cells = comparison.measured_in_both
-    several_levels = len({c.key.concurrency for c in cells}) > 1
-    labels, ratios, colours, low, high = [], [], [], [], []
-    for c in cells:
-        label = f"{c.key.database}  {phase_label(c.key.phase, c.key.object_count)}"
-        labels.append(label + (f"  c={c.key.concurrency}" if several_levels else ""))
-        ratio = c.ratio or 1.0
-        ratios.append(ratio)
-        colours.append({SLOWER: _SLOWER, FASTER: _FASTER}.get(c.verdict or "", _NOISE))
-        below, above = _interval_errors(c, ratio)
-        low.append(below)
-        high.append(above)
-    figure = plt.figure(figsize=(11.0, 1.8 + 0.42 * len(cells)), layout="constrained")
-    axes = figure.add_subplot()
-    positions = list(range(len(cells)))[::-1]  # first cell on top
-    # In log space, so that 2x faster and 2x slower are bars of the same length.
-    logs = [math.log(r) for r in ratios]
-    error_low = [math.log(r) - math.log(r - lo) for r, lo in zip(ratios, low, strict=True)]
-    error_high = [math.log(r + hi) - math.log(r) for r, hi in zip(ratios, high, strict=True)]
-    _draw_ratio_bars(axes, positions, logs, colours, (error_low, error_high))
-    axes.axvline(0.0, color="black", linewidth=1)
-    axes.set_yticks(positions, labels)
-    reach = [abs(v) + max(lo, hi) for v, lo, hi in zip(logs, error_low, error_high, strict=True)]
-    limit = max(0.25, *(r * 1.5 for r in reach))
-    axes.set_xlim(-limit, limit)
-    ticks = [0.25, 0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0, 4.0, 8.0]
-    ticks = [t for t in ticks if abs(math.log(t)) <= limit]
-    axes.set_xticks([math.log(t) for t in ticks], [f"{t:g}x" for t in ticks])
-    axes.set_xlabel(
-        f"rate of {comparison.changed_name} ÷ rate of {comparison.base_name} "
-        "(log scale; right of 1x is faster)\n"
-        "* slower or faster (Welch's t-test, Holm-corrected, p < 0.05); grey: inconclusive; "
-        "bars: the interval each cell was judged by"
-    )
-    axes.set_title(
-        f"{comparison.changed_name} against {comparison.base_name}: geometric mean "
-        f"{format_ratio(comparison.geometric_mean)}"
-    )
-    axes.grid(axis="x", alpha=0.4)
-    return figure
-
-
-def _interval_errors(cell: CellComparison, ratio: float) -> tuple[float, float]:
-    """How far the bar's error reaches below and above *ratio* (0, 0 when untested)."""
-    interval = cell.ratio_interval()
-    if interval is None or cell.base is None or cell.changed is None:
-        return 0.0, 0.0
-    centre = cell.changed.mean / cell.base.mean
-    if not centre:
-        return 0.0, 0.0
-    # Around the shown ratio (the best rates' with --aggregate min), scaled alike;
-    # a lower end at or below zero is drawn at a hundredth of the ratio.
-    lowest = max(interval[0] / centre, 0.01)
-    return ratio - ratio * lowest, ratio * interval[1] / centre - ratio
 
 
 def plot_history(
@@ -397,8 +292,9 @@ def build_history_figure(
     """One small chart per phase: a line per database (and count, concurrency) over the runs.
 
     The error bars are each run's 95% confidence interval of the mean rate
-    (none for a run with one repetition); the y axis is logarithmic when a
-    phase's rates span more than a factor of ten.
+    (none for a run with one repetition); every y axis is logarithmic when
+    the rates of the figure span more than a factor of ten, else every one
+    is linear (never some of each: a reader compares the charts side by side).
     """
     plt = _pyplot()
     phases = list(dict.fromkeys(row.key.phase for row in rows))
@@ -409,26 +305,32 @@ def build_history_figure(
     several_counts = len({row.key.object_count for row in rows}) > 1
     several_levels = len({row.key.concurrency for row in rows}) > 1
     xs = list(range(len(runs)))
+    spread: list[float] = []
+    charts = []
     for index, phase in enumerate(phases):
         axes = figure.add_subplot(lines, columns, index + 1)
         labels = (several_counts, several_levels)
-        spread = _draw_history_lines(
+        spread += _draw_history_lines(
             axes, xs, [r for r in rows if r.key.phase == phase], labels, aggregate
         )
-        if spread and max(spread) > 10 * min(spread):
-            axes.set_yscale("log")
-        else:
-            axes.yaxis.set_major_formatter(_short_formatter())
         axes.set_title(phase)
-        axes.set_ylabel("objects/s")
+        axes.set_ylabel(rate_unit(phase))
         axes.set_xticks(xs, names, rotation=30, ha="right", fontsize="small")
         axes.set_xlim(-0.5, len(runs) - 0.5)
         axes.grid(alpha=0.4)
         if index == 0:
             axes.legend(fontsize="x-small")
+        charts.append(axes)
+    # One scale for every chart of the figure, so that equal heights mean equal ratios.
+    logarithmic = bool(spread) and max(spread) > 10 * min(spread)
+    for axes in charts:
+        if logarithmic:
+            axes.set_yscale("log")
+        else:
+            axes.yaxis.set_major_formatter(_short_formatter())
     what = "mean" if aggregate == "mean" else "best"
     figure.suptitle(
-        f"Objects per second over {len(runs)} runs, oldest first ({what} of each run's "
+        f"Rates over {len(runs)} runs, oldest first ({what} of each run's "
         "repetitions; error bars: 95% confidence interval)"
     )
     return figure

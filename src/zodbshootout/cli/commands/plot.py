@@ -74,7 +74,7 @@ def _plot_two(paths: list[str], args: argparse.Namespace) -> None:
             MixRun.of(base), MixRun.of(changed), base_name, changed_name, args.output
         )
         return
-    from zodbshootout.render.plot import plot_comparison
+    from zodbshootout.render.ratio_chart import plot_comparison
     from zodbshootout.results.compare import compare_results, require_common_cells
 
     aggregate = saved_aggregate(base, args.aggregate)
