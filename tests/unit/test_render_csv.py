@@ -128,3 +128,34 @@ def test_the_samples_note_counts_repetitions_and_loops_not_the_warmup():
     assert lines[-1] == (
         "Note: samples per cell: 3, after an untimed warm-up; loops per sample: steamin 64"
     )
+
+
+def test_a_footnote_on_many_cells_counts_them_and_show_verbose_names_them(tmp_path, capsys):
+    """24 imprecise cells: one short footnote line; the names in show --verbose."""
+    from sample_run import busy_result
+
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
+
+    result = busy_result()
+    result.metadata["stopping_rule"] = {"precision": 0.05}
+    lines = format_csv(result)
+    (footnote,) = [line for line in lines if line.startswith("[1] ")]
+    assert footnote.endswith("; 24 cells (show --verbose names them)")
+    assert len(footnote) < 200
+    path = tmp_path / "busy.json"
+    resultfile.save(result, str(path))
+    assert main(["show", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "\n".join(lines) + "\n"
+    # The noisy-cells warning names five and counts the rest.
+    assert err.count(": ±19%") == 5
+    assert "  ... and 19 more (show --verbose lists every one)" in err
+    assert main(["show", str(path), "--verbose"]) == 0
+    out, err = capsys.readouterr()
+    detail = out.split("[1] applies to 24 measured cell(s):\n")[1].splitlines()
+    assert len(detail) == 24
+    assert detail[0] == "  postgresql Add 1000 Objects"
+    assert detail[-1] == "  zeo_fs Read 1000 Warm Objects"
+    assert err.count(": ±19%") == 24
+    assert "more (show --verbose" not in err

@@ -43,10 +43,11 @@ def print_table(
         print(line, file=stream)
 
 
-def print_spread_warning(result: RunResult) -> None:
-    """Tell the user on stderr which cells are too noisy to trust, and what to do;
-    and whether the machine was busy while they were measured."""
-    for index, line in enumerate(format_spread_warning(result)):
+def print_spread_warning(result: RunResult, every: bool = False) -> None:
+    """Tell the user on stderr which cells are too noisy to trust (the first few, or
+    *every* one), and what to do; and whether the machine was busy while they were
+    measured."""
+    for index, line in enumerate(format_spread_warning(result, every=every)):
         print(f"zodbshootout: {line}" if index == 0 else line, file=sys.stderr)
     for line in format_busy_warning(result.metadata):
         print(f"zodbshootout: warning: {line}", file=sys.stderr)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
 from zodbshootout.render.formats import Format
 from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, WORK_PER_TRANSACTION, InsightCell
-from zodbshootout.render.table import Block, Cell, Table, build_table
+from zodbshootout.render.table import Block, Cell, Table, build_table, flagged_cells
 from zodbshootout.results.mix_stats import summarize
 from zodbshootout.results.record import RunResult
 
@@ -41,36 +41,31 @@ if TYPE_CHECKING:
     from zodbshootout.results.mix_compare import MixComparison
 
 
+#: A footnote names its cells up to this many; beyond, it counts them (``show
+#: --verbose`` names every one), so that it stays one short line.
+NAMED_CELLS = 3
+
+
 def format_footnotes(table: Table, cells: dict[int, list[str]] | None = None) -> list[str]:
     """The footnotes and notes under a table, if any.
 
     *cells* lists, by footnote number, the cells a footnote applies to that
-    carry no mark of their own (the csv's imprecise rates).
+    carry no mark of their own (the csv's imprecise rates): named when they
+    are few, else counted.
     """
     cells = cells or {}
     lines = []
     if table.footnotes or table.notes:
         lines.append("")
     for number, text in enumerate(table.footnotes, 1):
-        named = cells.get(number)
-        lines.append(f"[{number}] {text}" + (f"; cells: {'; '.join(named)}" if named else ""))
+        named = cells.get(number) or []
+        if len(named) > NAMED_CELLS:
+            text += f"; {len(named)} cells (show --verbose names them)"
+        elif named:
+            text += f"; cells: {'; '.join(named)}"
+        lines.append(f"[{number}] {text}")
     lines.extend(f"Note: {text}" for text in table.notes)
     return lines
-
-
-def _marked_cells(table: Table) -> dict[int, list[str]]:
-    """The measured cells with a footnote (less precise than asked), by footnote number."""
-    several = len(table.blocks) > 1
-    found: dict[int, list[str]] = {}
-    for block in table.blocks:
-        for label, cells in block.rows:
-            for database, cell in zip(table.databases, cells, strict=True):
-                if cell.rate is not None and cell.footnote is not None:
-                    where = f"{database} {label}"
-                    if several:
-                        where += f" (concurrency {block.concurrency})"
-                    found.setdefault(cell.footnote, []).append(where)
-    return found
 
 
 def _cell_text(cell: Cell) -> str:
@@ -138,7 +133,7 @@ class Csv(Format):
                     lines.append("")
                 lines.append(f"** concurrency={block.concurrency} **")
             lines.extend(_format_block(table.databases, block))
-        lines.extend(format_footnotes(table, _marked_cells(table)))
+        lines.extend(format_footnotes(table, flagged_cells(table)))
         return lines
 
     def mix(self, run: MixRun) -> list[str]:

@@ -48,6 +48,31 @@ class Table:
     notes: list[str]
 
 
+def flagged_cells(table: Table) -> dict[int, list[str]]:
+    """The measured cells with a footnote (less precise than asked, or skewed), by
+    footnote number, each as ``database Row Label`` (and its concurrency if several)."""
+    several = len(table.blocks) > 1
+    found: dict[int, list[str]] = {}
+    for block in table.blocks:
+        for label, cells in block.rows:
+            for database, cell in zip(table.databases, cells, strict=True):
+                if cell.rate is not None and cell.footnote is not None:
+                    where = f"{database} {label}"
+                    if several:
+                        where += f" (concurrency {block.concurrency})"
+                    found.setdefault(cell.footnote, []).append(where)
+    return found
+
+
+def format_flagged_cells(table: Table) -> list[str]:
+    """``show --verbose``: every measured cell a footnote applies to, one a line."""
+    lines = []
+    for number, cells in sorted(flagged_cells(table).items()):
+        lines += ["", f"[{number}] applies to {len(cells)} measured cell(s):"]
+        lines += [f"  {cell}" for cell in cells]
+    return lines
+
+
 def build_table(
     result: RunResult, aggregate: str = "mean", insight: tuple[str, ...] | None = None
 ) -> Table:

@@ -153,8 +153,19 @@ def noisy_cells(
     return found
 
 
-def format_spread_warning(result: RunResult, threshold: float = NOISY_RELATIVE_STDDEV) -> list[str]:
-    """Lines for stderr naming the noisy cells and what to do about them; [] if none."""
+#: The noisy-cells warning names this many cells, then counts the rest.
+NAMED_NOISY_CELLS = 5
+
+
+def format_spread_warning(
+    result: RunResult, threshold: float = NOISY_RELATIVE_STDDEV, every: bool = False
+) -> list[str]:
+    """Lines for stderr naming the noisy cells and what to do about them; [] if none.
+
+    The first few cells are named and the rest counted, unless *every*
+    (``show --verbose``): a busy machine makes every cell noisy, and 24
+    lines would bury the advice.
+    """
     noisy = noisy_cells(result, threshold)
     if not noisy:
         return []
@@ -163,11 +174,14 @@ def format_spread_warning(result: RunResult, threshold: float = NOISY_RELATIVE_S
         f"warning: {len(noisy)} cell(s) vary by more than {threshold:.0%} "
         "(relative standard deviation of the repetitions' rates):"
     ]
-    for key, stats in noisy:
+    named = noisy if every or len(noisy) <= NAMED_NOISY_CELLS + 1 else noisy[:NAMED_NOISY_CELLS]
+    for key, stats in named:
         where = f"{key.database}, {key.phase}, {key.object_count} objects"
         if several_levels:
             where += f", concurrency {key.concurrency}"
         lines.append(f"  {where}: ±{stats.relative_stddev:.0%}")
+    if len(named) < len(noisy):
+        lines.append(f"  ... and {len(noisy) - len(named)} more (show --verbose lists every one)")
     rule = result.metadata.get("stopping_rule") or {}
     if rule.get("precision"):
         seconds = rule.get("max_time_seconds")

@@ -23,6 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print where and how the run was measured (label, date, machine, versions, "
         "options) instead of the table",
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="after the table, name every cell each footnote applies to, and every noisy "
+        "cell (the table and its warning count them when there are many)",
+    )
     add_aggregate(parser)
 
 
@@ -40,9 +47,14 @@ def run(args: argparse.Namespace) -> int:
         print_lines(get_format(format_name).mix(MixRun.of(result)))
         return EXIT_OK
     format_name = args.format or (saved if saved in FORMATS else "csv")
-    print_table(result, format_name, saved_aggregate(result, args.aggregate))
+    aggregate = saved_aggregate(result, args.aggregate)
+    print_table(result, format_name, aggregate)
+    if args.verbose:
+        from zodbshootout.render.table import build_table, format_flagged_cells
+
+        print_lines(format_flagged_cells(build_table(result, aggregate)))
     if not args.quiet:
-        print_spread_warning(result)
+        print_spread_warning(result, every=args.verbose)
     return EXIT_OK
 
 
