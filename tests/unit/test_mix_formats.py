@@ -405,3 +405,21 @@ def test_only_significant_keeps_the_significant_rows_of_mix_runs(saved, capsys):
     out = capsys.readouterr().out
     hidden = len(every) - len(significant)
     assert f"{hidden} of {len(every)} rows hidden (--only-significant)" in out
+
+
+def test_another_dataset_or_key_choice_is_another_kind_but_another_k_is_not():
+    from zodbshootout.results.mix_compare import kind_differences
+
+    def run(**options):
+        result = synthetic_run(10.0)
+        result.metadata["mix"].update(
+            {"objects": 300, "object_size_bytes": 128, "keys": "zipfian", "hot": [0.2, 0.8]},
+            **options,
+        )
+        return result
+
+    assert kind_differences(run(), run(keys_per_operation=20)) == []
+    assert kind_differences(run(), run(objects=3000, keys="hotspot")) == [
+        ("keys", "zipfian", "hotspot 0.2/0.8"),
+        ("dataset", "300 objects of 128 bytes", "3000 objects of 128 bytes"),
+    ]

@@ -156,7 +156,11 @@ def mix_kind(result: RunResult) -> dict[str, str]:
     """What a mix run measured, in words, by aspect: two runs that differ in one of
     these measure different things, and their tx/s and latencies do not compare.
 
-    An aspect the file does not record (a run saved before it was) is left out.
+    The loop (closed, or open at a --rate), the workload (its weights), the
+    key choice and the dataset.  The sizes of a transaction (-k, --scan) and
+    the workers are left out: a comparison varies them on purpose, to see
+    what they cost.  An aspect the file does not record (a run saved before
+    it was) is left out too.
     """
     options = result.metadata.get("mix") or {}
     records = MixRun.of(result).records
@@ -184,11 +188,6 @@ def mix_kind(result: RunResult) -> dict[str, str]:
     if options.get("objects") is not None:
         size = options.get("object_size_bytes")
         kind["dataset"] = f"{options['objects']} objects" + (f" of {size} bytes" if size else "")
-    shape = [options.get(name) for name in ("keys_per_operation", "scan_length")]
-    if all(value is not None for value in shape):
-        kind["operation size"] = f"{shape[0]} keys, scans of {shape[1]}"
-    if options.get("concurrency") is not None:
-        kind["workers"] = f"{options['concurrency']} {options.get('mode') or 'workers'}"
     return kind
 
 
