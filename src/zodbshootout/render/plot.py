@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from typing import Any
 
 from zodbshootout.errors import UsageError, install_hint
@@ -234,7 +235,11 @@ def _save(figure: Any, path: str) -> None:
     plt = _pyplot()
     image = io.BytesIO()
     try:
-        figure.savefig(image, format=_image_format(path), dpi=110)
+        with warnings.catch_warnings():
+            # A name from a result file may hold a character no font draws (a
+            # control character): it is drawn as a box, not worth a warning.
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            figure.savefig(image, format=_image_format(path), dpi=110)
     finally:
         plt.close(figure)
     try:
