@@ -95,7 +95,7 @@ def test_zap_with_a_piped_empty_answer_or_eof_deletes_nothing(databases, stdin):
     done = run_cli(databases, *ARGS, "--zap", input_text=stdin)
     assert done.returncode == 2, f"{done.stdout}\n{done.stderr}"
     assert "not zapping fs: standard input is not a terminal" in done.stderr
-    assert "run again with --zap sqlite" in done.stderr
+    assert "if you are sure its data may be erased: zodbshootout CONFIG --zap sqlite" in done.stderr
     assert_intact(databases)
 
 

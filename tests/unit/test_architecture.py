@@ -129,7 +129,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_graph_sees_the_layers():
     graph = import_graph()
-    assert "zodbshootout.concurrency.worker" in graph["zodbshootout.concurrency.processes"]
+    assert "zodbshootout.concurrency.task" in graph["zodbshootout.concurrency.processes"]
     assert "zodbshootout.storages" in graph["zodbshootout.phases.caches"]
     # The storage kinds don't know about the layers above them.
     above = {"zodbshootout.run.runner", "zodbshootout.phases.classic", "zodbshootout.concurrency"}
@@ -174,10 +174,11 @@ MAY_IMPORT = {
         *("concurrency", "config", "database", "options", "phases", "probes"),
         *("rawkv", "results", "storages", "workload"),
     },
-    # A mix run: the same layers as a classic run, its own worker loop.
+    # A mix run: the same layers as a classic run, its own worker loop, on
+    # the runner skeleton (run.skeleton).
     "mix": {
         *("concurrency", "config", "database", "phases", "probes"),
-        *("results", "storages", "workload"),
+        *("results", "run", "storages", "workload"),
     },
     # versions: environments and rounds run the tool as a program; only their
     # results are read (a mix variant's histograms added up by results' helpers).

@@ -8,12 +8,7 @@ import pytest
 
 from zodbshootout.concurrency.host_environment import differing_hosts
 from zodbshootout.concurrency.hosts import RemoteWorker, stage_facts
-from zodbshootout.concurrency.plain import (
-    task_from_plain,
-    task_to_plain,
-    timings_from_plain,
-    timings_to_plain,
-)
+from zodbshootout.concurrency.task import decode_task, encode_task
 from zodbshootout.concurrency.worker import StageTask
 from zodbshootout.config.hosts import HostSpec, assign_hosts, parse_hosts
 from zodbshootout.config.loader import ConfigSource
@@ -22,7 +17,14 @@ from zodbshootout.phases.classic import Step
 from zodbshootout.probes.diagnostics import LogSetup
 from zodbshootout.render.skew import SKEW_FOOTNOTE, skew_footnote
 from zodbshootout.render.table import build_table
-from zodbshootout.results.record import CellKey, Measurement, PhaseTiming, RunResult
+from zodbshootout.results.record import (
+    CellKey,
+    Measurement,
+    PhaseTiming,
+    RunResult,
+    timings_from_plain,
+    timings_to_plain,
+)
 
 
 def test_comma_list_with_and_without_shares():
@@ -85,9 +87,11 @@ def test_a_task_survives_the_trip_as_plain_data():
         fault=Fault("x", "cold", 1, "kill"),
         loops=(("hot", 4),),
     )
-    plain = task_to_plain(task)
+    plain = encode_task(task)
     assert _only_builtins(plain)
-    assert task_from_plain(plain) == task
+    assert decode_task(plain) == task
+    # The task names its own timed waits (the --hosts skew): each step's first.
+    assert task.timed_waits() == [(0, "add")]
 
 
 def test_timings_survive_the_trip_as_plain_data():

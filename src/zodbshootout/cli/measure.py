@@ -8,12 +8,10 @@ runs load none of the run machinery (phases, storages, concurrency, ZODB).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import os
-import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from zodbshootout import faults
@@ -48,6 +46,7 @@ from zodbshootout.render.description import format_description
 from zodbshootout.results.record import RunResult
 from zodbshootout.run.progress import ProgressEvent
 from zodbshootout.run.runner import Runner
+from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
 __all__ = ["exit_code", "options_from_args", "run_command"]
 
@@ -197,36 +196,6 @@ def format_progress(event: ProgressEvent) -> str:
     return f"{where}, repetition {event.repetition}/{event.repetitions}: {event.stage}"
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C but with its own exit code."""
-
-
-def _raise_terminated(_signum: int, _frame: Any) -> None:
-    raise _Terminated()
-
-
-@contextlib.contextmanager
-def _interruptible(received: list[str]) -> Iterator[None]:
-    """Turn SIGINT and SIGTERM into KeyboardInterrupt, noting which came first.
-
-    The runner stops its workers and servers on KeyboardInterrupt and returns
-    what was measured; *received* tells the exit code which signal it was.
-    """
-
-    def handler(signum: int, _frame: Any) -> None:
-        name = signal.Signals(signum).name
-        if not received:
-            received.append(name)
-        raise _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
 def _make_profile_directory(path: str) -> None:
     """Create -p's directory; one line, exit 2, if it can't be (a file, no permission)."""
     if os.path.lexists(path) and not os.path.isdir(path):
@@ -271,40 +240,42 @@ def format_setup_errors(result: RunResult) -> list[str]:
 def run_command(argv: Sequence[str]) -> int:
     """``zodbshootout CONFIG [PHASE...] [options]``: measure, print the table; the exit code."""
     args = None
-    # SIGTERM from here on unwinds like Ctrl-C, so the temporary data
-    # directory is removed whenever it comes (the run installs its own handler).
-    previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
-        args = build_parser().parse_intermixed_args(bind_optional_values(argv))
-        if args.debug:
-            enable_debug_log()
-        options = options_from_args(args)
-        if options.profile_dir:
-            _make_profile_directory(options.profile_dir)
-        if options.cache_trace_dir:
-            cachetrace.prepare_directory(options.cache_trace_dir)
-        with data_directory() as data_dir:
-            config = load_config(args.config, data_dir)
-            refuse_unmeasurable(config, options)
-            options = _confirm_zaps(args, options, config.names)
-            diagnostics.configure_logging(options.log, find_secrets(config.source.text))
-            outputs = RunOutputs(args)
-            result = _run(config, options, quiet=args.quiet, outputs=outputs)
-        outputs.finish(result)
+        # SIGTERM unwinds like Ctrl-C, so the temporary data directory is
+        # removed whenever it comes (the runner handles both while it measures).
+        with sigterm_unwinds():
+            # Intermixed: phase names may follow options, as in ``CONFIG -n 100 cold hot``.
+            args = build_parser().parse_intermixed_args(bind_optional_values(argv))
+            result, outputs, options = _measure(args)
     except (UsageError, ConfigError, OSError) as e:
         # A parse error leaves no args: --debug still shows the traceback.
         return report_error(e, args or argparse.Namespace(debug="--debug" in argv))
-    except _Terminated:
-        return EXIT_SIGTERM
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         # Interrupted before or after the run itself: nothing to show.
-        return EXIT_SIGINT
+        return EXIT_SIGTERM if signal_name(e) == "SIGTERM" else EXIT_SIGINT
     except Exception as e:
         return report_error(e, args, internal=True)
-    finally:
-        signal.signal(signal.SIGTERM, previous_sigterm)
     return _report(result, outputs, options, args.verbose)
+
+
+def _measure(args: argparse.Namespace) -> tuple[RunResult, RunOutputs, RunOptions]:
+    """Options, configuration, the run, the files written: what a run's report needs."""
+    if args.debug:
+        enable_debug_log()
+    options = options_from_args(args)
+    if options.profile_dir:
+        _make_profile_directory(options.profile_dir)
+    if options.cache_trace_dir:
+        cachetrace.prepare_directory(options.cache_trace_dir)
+    with data_directory() as data_dir:
+        config = load_config(args.config, data_dir)
+        refuse_unmeasurable(config, options)
+        options = _confirm_zaps(args, options, config.names)
+        diagnostics.configure_logging(options.log, find_secrets(config.source.text))
+        outputs = RunOutputs(args)
+        result = _run(config, options, quiet=args.quiet, outputs=outputs)
+    outputs.finish(result)
+    return result, outputs, options
 
 
 def _report(result: RunResult, outputs: RunOutputs, options: RunOptions, verbose: bool) -> int:
@@ -351,7 +322,6 @@ def _run(
         console=console,
         workers_in_process=mode_of(options.mode).in_runner_process,
     )
-    received: list[str] = []
     runner = Runner(
         config,
         options,
@@ -362,17 +332,7 @@ def _run(
         outputs.describe(runner.result, options, config.source.path, config.source.text)
     install_log_redaction(runner.secrets)
     try:
-        with _interruptible(received):
-            try:
-                result = runner.run()
-            except KeyboardInterrupt:
-                # A signal that arrived outside the runner's own handling (e.g.
-                # while it saved a result file): what was measured still counts.
-                runner.result.interrupted = True
-                result = runner.result
+        return runner.run()
     finally:
         # Whatever is printed next (table, error) starts on a clean line.
         progress.clear()
-    if result.interrupted:
-        result.signal = received[0] if received else "SIGINT"
-    return result

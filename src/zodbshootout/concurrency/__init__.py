@@ -35,12 +35,15 @@ processes on other hosts (``--hosts``)
     Each stage in c fresh interpreters spread over the listed client hosts,
     started through execnet (concurrency.hosts); a ready/go barrier across
     all hosts; the runner process populates.  ``zodbshootout mix --hosts``
-    runs its workers through the same coordinator (run_stage_on_hosts).
+    runs its workers through the same session.
 
-Modules: session (mode names, SessionSpec, the Session protocol), worker (the
-worker loop every mode runs), processes, threads, gevent, thread_counting,
-hosts (the launcher and coordinator for other hosts), host_worker (what runs
-there), plain (tasks and timings as plain data), host_environment.
+Every mode runs any task (concurrency.task): a classic stage, a mix worker,
+a floor's stage; the task says how it runs and how its plain results read.
+
+Modules: task (the task protocol), session (mode names, SessionSpec, the
+Session protocol), worker (the classic stage's worker loop), processes,
+threads, gevent, thread_counting, hosts (the launcher and coordinator for
+other hosts), host_worker (what runs there), host_environment.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ from zodbshootout.concurrency.session import (
     SessionSpec,
     stage_tasks,
 )
+from zodbshootout.concurrency.task import StageOutcome, Task, WorkerContext
 from zodbshootout.concurrency.threads import ThreadSession
-from zodbshootout.concurrency.worker import StageOutcome, StageTask
+from zodbshootout.concurrency.worker import StageTask
 
 __all__ = [
     "GEVENT",
@@ -76,7 +80,9 @@ __all__ = [
     "SessionSpec",
     "StageOutcome",
     "StageTask",
+    "Task",
     "ThreadSession",
+    "WorkerContext",
     "describe_mode",
     "mode_of",
     "mode_problem",

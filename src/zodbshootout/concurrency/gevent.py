@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from zodbshootout import storages
-from zodbshootout.concurrency.worker import StageOutcome
+from zodbshootout.concurrency.task import OnProgress, StageOutcome
 from zodbshootout.errors import CellError, UsageError, install_hint
 from zodbshootout.workload.root import ForeignDataError
 
@@ -145,7 +145,10 @@ class GeventSession:
     def populate(self, fill: Callable[[Any], None]) -> None:
         self._call(("populate", fill), START_TIMEOUT_SECONDS)
 
-    def run_stage(self, tasks: list[Any], timeout_seconds: float) -> Any:
+    def run_stage(
+        self, tasks: Any, timeout_seconds: float, on_progress: OnProgress | None = None
+    ) -> Any:
+        """The stage in the child; its workers' progress stays there (no mode sends any yet)."""
         try:
             return self._call(
                 ("stage", tasks, timeout_seconds), timeout_seconds + _REPLY_GRACE_SECONDS

@@ -8,17 +8,15 @@ own installation.  Every message is a tuple of plain data:
 describe (one per host, at the start of a run)
     coordinator: ``("describe", request)`` → worker: the host's facts
     (:func:`describe_host`), then it exits.
-stage (one per worker and stage)
-    coordinator: ``("stage", lifeline, task)``; worker: ``("hello", place)``;
-    a few ``("clock",)`` → ``("clock", time.time())`` to relate this host's
-    clock to the coordinator's; ``("begin",)``; then per barrier the worker
-    sends ``("ready",)`` and waits for ``("go",)`` or ``("abort",)``; at the
-    end it sends ``("ok", timings, releases)``, ``("broken", why)`` or
+task (one per worker and stage; any task of concurrency.task)
+    coordinator: ``("task", lifeline, {"class": ..., "fields": ...})``;
+    worker: ``("hello", place)``; a few ``("clock",)`` → ``("clock",
+    time.time())`` to relate this host's clock to the coordinator's;
+    ``("begin",)``; then per barrier the worker sends ``("ready",)`` and
+    waits for ``("go",)`` or ``("abort",)``; while it runs it may send
+    ``("progress", message)``; at the end it sends ``("ok", results,
+    releases)`` (the task's plain results), ``("broken", why)`` or
     ``("error", why[, traceback])``.
-task (a task that runs itself, e.g. a mix worker; see concurrency.plain)
-    coordinator: ``("task", lifeline, {"class": ..., "fields": ...})``; the
-    rest as for a stage, its ``ok`` carrying the task's own plain results;
-    while it runs, the worker may send ``("progress", message)``.
 
 The *lifeline* is a second channel on which nothing is ever sent: when it
 closes — the coordinator closed it, or the connection broke because the
@@ -36,13 +34,7 @@ import time
 import traceback
 from typing import Any
 
-from zodbshootout.concurrency.plain import (
-    PlainTask,
-    plain_task_from_plain,
-    task_from_plain,
-    timings_to_plain,
-)
-from zodbshootout.concurrency.worker import StageTask, execute_stage
+from zodbshootout.concurrency.task import WorkerContext, decode_task
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.info import describe_database
 from zodbshootout.database.open import open_database
@@ -114,35 +106,19 @@ def describe_host(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class ChannelProgress:
-    """A self-running task's progress queue: each message goes to the coordinator."""
-
-    def __init__(self, channel: Any) -> None:
-        self._channel = channel
-
-    def put_nowait(self, message: Any) -> None:
-        self._channel.send(("progress", message))
-
-
-def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any], kind: str) -> None:
-    """One worker's stage (*kind* "stage") or self-running task ("task"), between barriers."""
+def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any]) -> None:
+    """One worker's task, between the coordinator's barriers."""
     lifeline.setcallback(_exit_now, endmarker=None)
     _ignore_interrupts()
-    task: StageTask | PlainTask
-    if kind == "stage":
-        task = task_from_plain(plain_task)
-    else:
-        task = plain_task_from_plain(plain_task, ChannelProgress(channel))
+    task = decode_task(plain_task)
     install_log_redaction(find_secrets(task.source.text))
     channel.send(("hello", place()))
     while channel.receive()[0] == "clock":  # until ("begin",)
         channel.send(("clock", time.time()))
     barrier = ChannelBarrier(channel)
+    context = WorkerContext(progress=lambda message: channel.send(("progress", message)))
     try:
-        if isinstance(task, StageTask):
-            results: list[Any] = timings_to_plain(execute_stage(task, barrier))
-        else:
-            results = task.execute(barrier)
+        results = task.execute(barrier, context)
         channel.send(("ok", results, barrier.releases))
     except threading.BrokenBarrierError:
         channel.send(("broken", "another worker stopped"))
@@ -175,8 +151,8 @@ def serve(channel: Any) -> None:
     message = channel.receive()
     if message[0] == "describe":
         channel.send(describe_host(message[1]))
-    elif message[0] in ("stage", "task"):
-        run_stage(channel, message[1], message[2], message[0])
+    elif message[0] == "task":
+        run_stage(channel, message[1], message[2])
 
 
 if __name__ == "__channelexec__":

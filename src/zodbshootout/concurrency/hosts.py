@@ -6,10 +6,10 @@ each stage gets fresh processes on each host, as the processes mode does
 locally; the worker runs concurrency.host_worker there.  This process is
 the coordinator: it holds the ready/go barrier across all hosts (a worker
 sends "ready"; when every worker has, each gets "go"), the stage's
-deadline, and the workers' replies.  A task is a classic StageTask or one
-that runs itself (a mix worker, see concurrency.plain); such a worker may
-also send ``("progress", message)`` while it runs, which the coordinator
-hands to the caller's *on_progress* as it arrives.
+deadline, and the workers' replies.  A task is any task of
+concurrency.task (a classic stage, a mix worker), sent as plain data; a
+worker may also send ``("progress", message)`` while it runs, which the
+coordinator hands to the caller's *on_progress* as it arrives.
 
 Honest aggregation: each worker reports the wall-clock time at which each
 barrier released it; with its clock's offset (estimated from a few round
@@ -32,15 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zodbshootout.concurrency import host_worker
-from zodbshootout.concurrency.plain import (
-    PlainTask,
-    plain_task_to_plain,
-    results_from_plain,
-    task_to_plain,
-    timed_waits,
-)
 from zodbshootout.concurrency.processes import ProcessSession, exit_code_text
-from zodbshootout.concurrency.worker import StageOutcome, StageTask
+from zodbshootout.concurrency.task import OnProgress, StageOutcome, Task, encode_task
 from zodbshootout.config.hosts import HostSpec, assign_hosts
 
 #: Round trips to estimate a worker's clock offset; the fastest one counts.
@@ -58,7 +51,7 @@ class HostError(Exception):
 class RemoteWorker:
     """One worker gateway of a stage, and what the coordinator knows about it."""
 
-    task: StageTask | PlainTask
+    task: Task
     host: HostSpec
     gateway: Any
     channel: Any
@@ -82,9 +75,7 @@ def load_execnet() -> Any:
     return execnet
 
 
-def start_worker(
-    group: Any, host: HostSpec, task: StageTask | PlainTask, timeout: float
-) -> RemoteWorker:
+def start_worker(group: Any, host: HostSpec, task: Task, timeout: float) -> RemoteWorker:
     """A fresh interpreter on *host* that has received *task* and synchronised its clock."""
     execnet = load_execnet()
     try:
@@ -94,10 +85,7 @@ def start_worker(
     try:
         channel = gateway.remote_exec(host_worker)
         lifeline = gateway.newchannel()
-        if isinstance(task, StageTask):
-            channel.send(("stage", lifeline, task_to_plain(task)))
-        else:
-            channel.send(("task", lifeline, plain_task_to_plain(task)))
+        channel.send(("task", lifeline, encode_task(task)))
         hello = channel.receive(timeout)
         worker = RemoteWorker(task, host, gateway, channel, lifeline, hello[1])
         best = None
@@ -133,10 +121,10 @@ def _first(error: BaseException) -> str:
 
 
 def run_stage_on_hosts(
-    tasks: Sequence[StageTask | PlainTask],
+    tasks: Sequence[Task],
     hosts: tuple[HostSpec, ...],
     timeout_seconds: float,
-    on_progress: Callable[[Any], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> StageOutcome:
     """Run one worker per task on its host (see assign_hosts); wait at most *timeout_seconds*.
 
@@ -160,7 +148,7 @@ def run_stage_on_hosts(
 
 def _start_all(
     group: Any,
-    tasks: Sequence[StageTask | PlainTask],
+    tasks: Sequence[Task],
     hosts: tuple[HostSpec, ...],
     timeout_seconds: float,
     workers: list[RemoteWorker],
@@ -189,7 +177,7 @@ class Coordinator:
         workers: list[RemoteWorker],
         deadline: float,
         timeout: float,
-        on_progress: Callable[[Any], None] | None = None,
+        on_progress: OnProgress | None = None,
     ) -> None:
         self.workers = workers
         self.on_progress = on_progress
@@ -242,7 +230,7 @@ class Coordinator:
             return
         worker.done = True
         if kind == "ok":
-            outcome.timings.extend(results_from_plain(worker.task, message[1]))
+            outcome.timings.extend(worker.task.decode(message[1]))
             worker.releases = list(message[2])
         elif kind == "broken":
             self.secondary.append(message[1])
@@ -302,7 +290,7 @@ def stage_facts(workers: list[RemoteWorker]) -> dict[str, Any]:
     if not workers:
         return {}
     skews = []
-    for wait, phase in timed_waits(workers[0].task):
+    for wait, phase in workers[0].task.timed_waits():
         released = [
             w.releases[wait] - w.clock_offset_seconds for w in workers if len(w.releases) > wait
         ]
@@ -346,5 +334,7 @@ def hosts_problem(hosts: tuple[HostSpec, ...], server_addresses: list[Any]) -> s
 class HostSession(ProcessSession):
     """Workers on the listed hosts; this process populates, as in the processes mode."""
 
-    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
-        return run_stage_on_hosts(tasks, self.spec.hosts, timeout_seconds)
+    def run_stage(
+        self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
+    ) -> StageOutcome:
+        return run_stage_on_hosts(tasks, self.spec.hosts, timeout_seconds, on_progress)

@@ -97,6 +97,10 @@ class Mode:
         """What of *options* this mode can't honour, one sentence each (a usage error)."""
         return [why for field, why in self.refused_options if getattr(options, field)]
 
+    def refusal(self, field: str) -> str | None:
+        """Why this mode can't honour the option of RunOptions *field* (any run's), or None."""
+        return dict(self.refused_options).get(field)
+
     def describe(self, sharing: str) -> str:
         """The mode as ``RunResult.metadata["concurrency_mode"]`` records it."""
         return self.name if self.workers is None else f"{self.name}:{sharing}"

@@ -1,8 +1,9 @@
 """Processes mode: run a stage in c worker processes that start each phase together.
 
-The runner sends each worker a :class:`StageTask` (plain data); the worker
-opens the database itself, runs the stage's steps between barriers, and sends
-back a list of PhaseTiming.  A worker that fails aborts the barrier so the
+The runner sends each worker a task (concurrency.task: a classic stage, a
+mix worker, a floor's stage; pickled); the worker opens what it measures
+itself, runs between barriers, and sends back the task's plain results,
+which the task decodes here.  A worker that fails aborts the barrier so the
 others stop at once; one that dies or hangs is noticed by the runner, which
 stops the rest: nothing waits forever and no worker outlives its stage.
 """
@@ -17,17 +18,23 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
 from zodbshootout import storages
 from zodbshootout.concurrency.session import SessionSpec
-from zodbshootout.concurrency.worker import Barrier, StageOutcome, StageTask, execute_stage
+from zodbshootout.concurrency.task import (
+    Barrier,
+    OnProgress,
+    ProgressFollower,
+    StageOutcome,
+    Task,
+    WorkerContext,
+)
 from zodbshootout.database.open import open_database
 from zodbshootout.errors import CellError
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
-from zodbshootout.results.record import PhaseTiming
 
 _log = logging.getLogger(__name__)
 
@@ -36,8 +43,13 @@ _log = logging.getLogger(__name__)
 _PRELOAD = ["zodbshootout.concurrency.processes", *storages.preload_modules()]
 
 
-def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: Any = None) -> None:
-    """Entry point of a worker process: run the stage, send back the result."""
+def _worker_main(
+    task: Task, barrier: Barrier, connection: Any, lifeline: Any = None, progress: Any = None
+) -> None:
+    """Entry point of a worker process: run the task, send back its plain results.
+
+    *progress*: the stage's progress queue, or None when nobody listens.
+    """
     # Ctrl-C goes to the whole process group; the runner decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if lifeline is not None:
@@ -46,7 +58,8 @@ def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: A
         ).start()
     install_log_redaction(find_secrets(task.source.text))
     try:
-        connection.send(("ok", _execute(task, barrier)))
+        context = WorkerContext(progress=None if progress is None else progress.put_nowait)
+        connection.send(("ok", task.execute(barrier, context)))
     except threading.BrokenBarrierError:
         connection.send(("broken", "another worker stopped"))
     except CellError as e:
@@ -58,14 +71,6 @@ def _worker_main(task: StageTask, barrier: Barrier, connection: Any, lifeline: A
         connection.send(("error", f"{type(e).__name__}: {e}", detail))
     finally:
         connection.close()
-
-
-def _execute(task: Any, barrier: Barrier) -> list[PhaseTiming]:
-    """A ZODB stage, or a task that runs itself (a rawkv floor's stage)."""
-    if isinstance(task, StageTask):
-        return execute_stage(task, barrier)
-    timings: list[PhaseTiming] = task.execute(barrier)
-    return timings
 
 
 def _watch_lifeline(lifeline: Any) -> None:
@@ -88,6 +93,7 @@ _context: Any = None
 
 
 def _process_context() -> Any:
+    """The forkserver context every worker process starts from (its preloads once)."""
     global _context
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
@@ -95,14 +101,21 @@ def _process_context() -> Any:
     return _context
 
 
-def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
-    """Run one process per task; wait at most *timeout_seconds* for all of them."""
+def run_stage_in_processes(
+    tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
+) -> StageOutcome:
+    """Run one process per task; wait at most *timeout_seconds* for all of them.
+
+    *on_progress* gets the workers' progress messages, in a thread of this
+    process, as they arrive.
+    """
     context = _process_context()
+    follower = None if on_progress is None else ProgressFollower(context.Queue(), on_progress)
     barrier = context.Barrier(len(tasks))
     # Only this process holds the lifeline's sending end; when it dies, even
     # by SIGKILL, every worker reads EOF and exits (see _watch_lifeline).
     lifeline_reader, lifeline = context.Pipe(duplex=False)
-    running: list[tuple[StageTask, Any, Connection]] = []
+    running: list[tuple[Task, Any, Connection]] = []
     outcome = StageOutcome()
     errors: list[str] = []
     secondary: list[str] = []
@@ -110,7 +123,10 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
     # a busy machine can take longer than the stage itself.
     deadline = time.monotonic() + timeout_seconds
     try:
-        started = _start_workers(context, tasks, barrier, lifeline_reader, deadline, running)
+        channel = None if follower is None else follower.channel
+        started = _start_workers(
+            context, tasks, barrier, (lifeline_reader, channel), deadline, running
+        )
         if not started:
             errors.append(
                 f"timed out: the {len(tasks)} workers did not start within "
@@ -137,6 +153,8 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
             reader.close()
         lifeline_reader.close()
         lifeline.close()
+        if follower is not None:
+            follower.stop()
     if errors or secondary:
         outcome.error = (errors or secondary)[0]
         outcome.timings = []
@@ -145,20 +163,23 @@ def run_stage_in_processes(tasks: list[StageTask], timeout_seconds: float) -> St
 
 def _start_workers(
     context: Any,
-    tasks: list[StageTask],
+    tasks: Sequence[Task],
     barrier: Barrier,
-    lifeline_reader: Connection,
+    lines: tuple[Connection, Any],
     deadline: float,
-    running: list[tuple[StageTask, Any, Connection]],
+    running: list[tuple[Task, Any, Connection]],
 ) -> bool:
-    """Start a process per task into *running*; False if *deadline* passed first."""
+    """Start a process per task into *running*; False if *deadline* passed first.
+
+    *lines*: the lifeline's reading end and the progress queue (or None).
+    """
     for task in tasks:
         if time.monotonic() > deadline:
             return False
         reader, writer = context.Pipe(duplex=False)
         process = context.Process(
             target=_worker_main,
-            args=(task, barrier, writer, lifeline_reader),
+            args=(task, barrier, writer, *lines),
             name=f"zodbshootout-worker-{task.worker}",
             daemon=True,
         )
@@ -170,14 +191,14 @@ def _start_workers(
 
 def _receive(
     reader: Connection,
-    task: StageTask,
+    task: Task,
     process: Any,
     barrier: Barrier,
     outcome: StageOutcome,
     errors: list[str],
     secondary: list[str],
 ) -> None:
-    """Take one worker's reply: its timings, or why it stopped (a death included)."""
+    """Take one worker's reply: its decoded results, or why it stopped (a death included)."""
     try:
         message: tuple[Any, ...] = reader.recv()
     except EOFError:
@@ -186,7 +207,7 @@ def _receive(
         barrier.abort()
         return
     if message[0] == "ok":
-        outcome.timings.extend(message[1])
+        outcome.timings.extend(task.decode(message[1]))
     elif message[0] == "broken":
         secondary.append(message[1])
     else:
@@ -241,8 +262,10 @@ class ProcessSession:
         finally:
             db.close()
 
-    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
-        return run_stage_in_processes(tasks, timeout_seconds)
+    def run_stage(
+        self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
+    ) -> StageOutcome:
+        return run_stage_in_processes(tasks, timeout_seconds, on_progress)
 
     def close(self) -> None:
         pass

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from zodbshootout.concurrency.worker import StageOutcome, StageTask
+from zodbshootout.concurrency.task import OnProgress, StageOutcome, Task
+from zodbshootout.concurrency.worker import StageTask
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.cache_sizing import CacheWorkload
@@ -47,10 +48,19 @@ class SessionSpec:
 
 
 class Session(Protocol):
-    """One repetition's workers: populate the database, then run its stages."""
+    """One repetition's workers: populate the database, then run its stages.
+
+    *populate* runs untimed work on the database in the runner's process (or,
+    with gevent, in its child): the classic run fills the containers, a mix
+    loads its dataset and reads the objects' versions back.  *run_stage* runs
+    any task (concurrency.task), one worker each; *on_progress* gets what the
+    workers send while they run (gevent's child sends nothing).
+    """
 
     def populate(self, fill: Callable[[Any], None]) -> None: ...
-    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome: ...
+    def run_stage(
+        self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
+    ) -> StageOutcome: ...
     def close(self) -> None: ...
 
 

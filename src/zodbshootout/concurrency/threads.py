@@ -6,9 +6,10 @@ See zodbshootout.concurrency for what ``--threads shared`` and ``unique`` mean.
 from __future__ import annotations
 
 import functools
+import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import transaction
@@ -18,7 +19,13 @@ from ZODB.utils import z64
 from zodbshootout import storages
 from zodbshootout.concurrency import thread_counting
 from zodbshootout.concurrency.session import SessionSpec
-from zodbshootout.concurrency.worker import StageOutcome, StageTask, execute_stage
+from zodbshootout.concurrency.task import (
+    OnProgress,
+    ProgressFollower,
+    StageOutcome,
+    Task,
+    WorkerContext,
+)
 from zodbshootout.config.loader import parse_source
 from zodbshootout.database.cache_sizing import size_caches
 from zodbshootout.database.drivers import describe_open_error
@@ -184,7 +191,9 @@ class ThreadSession:
         finally:
             self._close_db(db)
 
-    def run_stage(self, tasks: list[StageTask], timeout_seconds: float) -> StageOutcome:
+    def run_stage(
+        self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
+    ) -> StageOutcome:
         if self._broken:
             return StageOutcome(error=self._broken)
         # Opening the workers' databases counts against the timeout too.
@@ -193,7 +202,8 @@ class ThreadSession:
             worker_dbs = self._worker_databases(tasks)
         except CellError as e:
             return StageOutcome(error=str(e))
-        stage = _ThreadStage(tasks, worker_dbs)
+        follower = None if on_progress is None else ProgressFollower(queue.Queue(), on_progress)
+        stage = _ThreadStage(tasks, worker_dbs, None if follower is None else follower.channel)
         try:
             stage.run(deadline)
         except BaseException:
@@ -201,6 +211,9 @@ class ThreadSession:
             if not stage.stop():
                 self._broken = "interrupted"
             raise
+        finally:
+            if follower is not None:
+                follower.stop()
         if stage.alive():
             stopped = stage.stop()
             stage.errors.insert(
@@ -213,7 +226,7 @@ class ThreadSession:
                 self._broken = stage.errors[0]
         return stage.outcome()
 
-    def _worker_databases(self, tasks: list[StageTask]) -> list[_ThreadWorkerDatabase]:
+    def _worker_databases(self, tasks: Sequence[Task]) -> list[_ThreadWorkerDatabase]:
         """Each worker's database, opened here one after another (untimed)."""
         opened: list[_ThreadWorkerDatabase] = []
         if self._shared_db is not None:
@@ -257,8 +270,11 @@ class ThreadSession:
 class _ThreadStage:
     """One stage's worker threads, their results and their errors."""
 
-    def __init__(self, tasks: list[StageTask], worker_dbs: list[_ThreadWorkerDatabase]) -> None:
+    def __init__(
+        self, tasks: Sequence[Task], worker_dbs: list[_ThreadWorkerDatabase], channel: Any = None
+    ) -> None:
         self.tasks = tasks
+        self.progress = None if channel is None else channel.put_nowait
         self.barrier = threading.Barrier(len(tasks))
         self.results: dict[int, list[Any]] = {}
         self.errors: list[str] = []
@@ -273,9 +289,10 @@ class _ThreadStage:
             for task, worker_db in zip(tasks, worker_dbs, strict=True)
         ]
 
-    def _work(self, task: StageTask, worker_db: _ThreadWorkerDatabase) -> None:
+    def _work(self, task: Task, worker_db: _ThreadWorkerDatabase) -> None:
         try:
-            self.results[task.worker] = execute_stage(task, self.barrier, worker_db=worker_db)
+            context = WorkerContext(worker_db, self.progress)
+            self.results[task.worker] = task.decode(task.execute(self.barrier, context))
         except threading.BrokenBarrierError:
             self.secondary.append("another worker stopped")
         except CellError as e:

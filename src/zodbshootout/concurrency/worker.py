@@ -13,10 +13,11 @@ import dataclasses
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from zodbshootout import faults, storages
+from zodbshootout.concurrency.task import Barrier, WorkerContext, WorkerDatabase, builtins
 from zodbshootout.config.loader import ConfigSource, parse_source
 from zodbshootout.database.cache_sizing import CacheWorkload
 from zodbshootout.database.open import open_database
@@ -34,17 +35,16 @@ from zodbshootout.probes.profiler import Profiler
 from zodbshootout.probes.storage_size import StorageGrowth, storage_size
 from zodbshootout.probes.work import WorkMeter
 from zodbshootout.redact import find_secrets
-from zodbshootout.results.record import PhaseTiming
-
-
-class Barrier(Protocol):
-    def wait(self, timeout: float | None = None) -> int: ...
-    def abort(self) -> None: ...
+from zodbshootout.results.record import PhaseTiming, timings_from_plain, timings_to_plain
 
 
 @dataclass(frozen=True)
 class StageTask:
-    """Everything one worker needs for one stage; crosses the process boundary."""
+    """Everything one worker needs for one stage; crosses the process boundary.
+
+    A task of the concurrency layer's protocol (concurrency.task): every
+    mode calls :meth:`execute` in the worker and :meth:`decode` here.
+    """
 
     source: ConfigSource
     database: str
@@ -68,30 +68,35 @@ class StageTask:
     measure_size: bool = False  # worker 0: read the storage's size around each write phase
     work: bool = False  # --work's counting pass: count each timed region's work (probes.work)
 
+    def execute(self, barrier: Barrier, context: WorkerContext) -> list[Any]:
+        """The stage's timed steps (see :func:`execute_stage`), as plain data."""
+        return timings_to_plain(execute_stage(self, barrier, worker_db=context.database))
 
-@dataclass
-class StageOutcome:
-    """The workers' timings, or why the stage failed."""
+    def decode(self, results: list[Any]) -> list[Any]:
+        return timings_from_plain(results)
 
-    timings: list[PhaseTiming] = field(default_factory=list)
-    error: str | None = None
-    #: --hosts: where each worker ran and each timed phase's barrier release
-    #: skew, as plain data for the result's metadata (see concurrency.hosts).
-    host_facts: dict[str, Any] = field(default_factory=dict)
+    def timed_waits(self) -> list[tuple[int, str]]:
+        # Each step waits twice; the first wait starts its clock.
+        return [(2 * index, step.phase) for index, step in enumerate(self.steps) if step.timed]
 
+    def to_plain(self) -> dict[str, Any]:
+        data: dict[str, Any] = builtins(dataclasses.asdict(self))
+        return data
 
-class WorkerDatabase(Protocol):
-    """The database a worker uses, and how its loads are counted.
-
-    A worker process opens its own (:class:`OwnDatabase`); thread workers get
-    theirs from concurrency.threads, whose counts are split per thread.
-    """
-
-    db: Any
-
-    def start_counting(self) -> None: ...
-    def stop_counting(self) -> caches.Counters: ...
-    def close(self) -> None: ...
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> StageTask:
+        fields = dict(data)
+        fields["source"] = ConfigSource(**fields["source"])
+        fields["server_addresses"] = tuple(
+            (host, port) for host, port in fields["server_addresses"]
+        )
+        fields["steps"] = tuple(Step(**step) for step in fields["steps"])
+        fields["loops"] = tuple((phase, loops) for phase, loops in fields["loops"])
+        if fields["log"] is not None:
+            fields["log"] = diagnostics.LogSetup(**fields["log"])
+        if fields["fault"] is not None:
+            fields["fault"] = Fault(**fields["fault"])
+        return cls(**fields)
 
 
 class OwnDatabase:

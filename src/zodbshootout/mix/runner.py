@@ -1,49 +1,48 @@
 """Run a mix on every database of a configuration: load the dataset, start c workers, merge.
 
-For each database, in the runner's process and untimed: the guard (a root
-holding anything but the tool's key is refused, as everywhere), then the
-dataset, M objects in an OOBTree at ``root['zodbshootout']['mix']``, written
-in batches of commits and kept between runs (only the shortfall is
-written, like ``--min-objects``).  Then c workers (processes by default,
-threads with --threads, sharing one DB, or processes on the --hosts
-through the classic run's coordinator, concurrency.hosts) run the workload
-(see :mod:`zodbshootout.mix.worker`); their reports are merged here into
-one plain record per database (:func:`merge_reports`), appended to
-``RunResult.mix`` and saved after every database.
+A mode on run.skeleton, as the classic run is (servers, refusals, hosts,
+failures, SIGINT and SIGTERM, a save after every database).  For each
+database, in a session of the concurrency layer (processes by default,
+threads sharing one DB with --threads, processes on the --hosts): untimed,
+the guard (a root holding anything but the tool's key is refused, as
+everywhere), then the dataset, M objects in an OOBTree at
+``root['zodbshootout']['mix']``, written in batches of commits and kept
+between runs (only the shortfall is written, like ``--min-objects``).  Then
+c workers run the workload (:class:`zodbshootout.mix.worker.MixTask`);
+their reports are merged here into one plain record per database
+(:func:`merge_reports`) and appended to ``RunResult.mix`` before the
+untimed read-back of the objects' versions, so that an interruption there
+keeps the measurement.
 """
 
 from __future__ import annotations
 
-import queue
+import contextlib
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 import transaction
 
-from zodbshootout import concurrency
-from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
-from zodbshootout.concurrency.hosts import hosts_problem, run_stage_on_hosts
-from zodbshootout.concurrency.processes import _process_context, run_stage_in_processes
-from zodbshootout.concurrency.worker import StageTask
+from zodbshootout import concurrency, faults
+from zodbshootout.concurrency.hosts import hosts_problem
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
-from zodbshootout.database.open import open_database
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
+from zodbshootout.faults import Fault
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.worker import MixPlan, MixTask
-from zodbshootout.reasons import one_line
-from zodbshootout.redact import find_secrets, redact
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
-from zodbshootout.storages.servers import embedded_servers
+from zodbshootout.run.skeleton import Addresses, RunnerSkeleton
+from zodbshootout.storages.servers import EmbeddedServers
 from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import make_payload
-from zodbshootout.workload.root import ROOT_KEY, ForeignDataError, populate
+from zodbshootout.workload.root import ROOT_KEY, populate
 
 #: Objects written per commit while loading the dataset.
 LOAD_BATCH = 10_000
@@ -61,6 +60,7 @@ class MixOptions:
     threads: bool = False
     timeout_seconds: float = 300.0  # on top of warm-up and duration
     hosts: tuple[HostSpec, ...] = ()  # --hosts: worker processes on these client hosts
+    fault: Fault | None = None  # tests only: the read-back's fault (see faults)
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -119,7 +119,7 @@ def ensure_dataset(db: Any, objects: int, size_bytes: int) -> tuple[int, int]:
         conn.close()
 
 
-class MixRunner:
+class MixRunner(RunnerSkeleton):
     """Runs one mix over a configuration's databases; see :meth:`run`."""
 
     def __init__(
@@ -129,70 +129,35 @@ class MixRunner:
         say: Callable[[str], None] = lambda line: None,
         on_database_done: Callable[[RunResult], None] | None = None,
     ) -> None:
-        self.config = config
-        self.options = options
-        self.say = say
-        self.on_database_done = on_database_done
-        self.secrets = find_secrets(config.source.text)
-        self.result = RunResult(
+        result = RunResult(
             databases=config.names,
             object_counts=[options.plan.objects],
             concurrencies=[options.concurrency],
             phases=[],
             repetitions=1,
         )
+        super().__init__(config, result, on_database_done)
+        self.options = options
+        self.say = say
         self.result.metadata["mix"] = options.as_metadata()
 
-    def run(self) -> RunResult:
-        """Every database in turn; on Ctrl-C, what was measured, marked interrupted."""
-        self.result.metadata["started"] = time.time()
-        try:
-            with embedded_servers(self.config, self.config.names) as servers:
-                if self.options.hosts:
-                    self._describe_hosts(servers)
-                for name in self.config.names:
-                    try:
-                        self._measure(name, servers.addresses(name))
-                    except ForeignDataError as e:
-                        self.result.refused.append(name)
-                        self._fail(
-                            name,
-                            f"{e}; if you are sure its data may be erased, run "
-                            f"'zodbshootout {self.config.source.path} --zap {name}' once",
-                        )
-                    except Exception as e:
-                        reason = str(e) if isinstance(e, CellError) else f"{type(e).__name__}: {e}"
-                        self._fail(name, reason)
-                    if self.on_database_done is not None:
-                        self.on_database_done(self.result)
-        except KeyboardInterrupt:
-            self.result.interrupted = True
-        self.result.metadata["finished"] = time.time()
-        return self.result
-
-    def _describe_hosts(self, servers: Any) -> None:
-        """Every --hosts host's environment and round trips, as a classic run records them.
-
-        A host that can't be reached is a HostError (the command's one line, exit 2).
-        """
-        reachable = {}
+    def measure(self, servers: EmbeddedServers) -> None:
+        """Every database in turn, saved after each."""
+        if self.options.hosts:
+            self.result.metadata["mix_workers"] = {}
+            reachable = {}
+            for name in self.config.names:
+                with contextlib.suppress(Exception):  # its own failure comes when it is measured
+                    reachable[name] = servers.addresses(name)
+            self.describe_hosts(self.options.hosts, reachable, self.options.timeout_seconds)
         for name in self.config.names:
-            try:
-                reachable[name] = servers.addresses(name)
-            except Exception:
-                pass  # the database's own failure comes when it is measured
-        options = self.options
-        described = describe_hosts(
-            options.hosts, self.config.source, reachable, options.timeout_seconds
-        )
-        self.result.metadata["hosts"] = described
-        self.result.metadata["barrier_skew"] = []
-        self.result.metadata["mix_workers"] = {}
-        for warning in differing_hosts(described):
-            self.say(f"warning: {warning}")
+            if self.set_up(name, partial(self._measure, servers, name)):
+                self.saved()
 
-    def _fail(self, name: str, reason: str) -> None:
-        reason = one_line(redact(reason, self.secrets))
+    def warn(self, warning: str) -> None:
+        self.say(f"warning: {warning}")
+
+    def fail_unsettled(self, name: str, reason: str) -> None:
         self.say(f"{name}: failed: {reason}")
         options = self.options
         self.result.failures.append(
@@ -201,79 +166,65 @@ class MixRunner:
         if not any(record["database"] == name for record in self.result.mix):
             self.result.setup_failed.append(name)
 
-    def _measure(self, name: str, addresses: list[tuple[str, int]]) -> None:
-        options, plan = self.options, self.options.plan
+    def _measure(self, servers: EmbeddedServers, name: str) -> bool:
+        """Load, run, merge, read back; True when measured (an error is the database's)."""
+        options, addresses = self.options, servers.addresses(name)
         factory = self.config.databases[name]
         mode = concurrency.THREADS if options.threads else concurrency.PROCESSES
-        problem = concurrency.mode_problem(mode, "shared", options.concurrency, factory)
+        problem = concurrency.mode_problem(mode, concurrency.SHARED, options.concurrency, factory)
         problem = problem or hosts_problem(options.hosts, addresses)
         if problem:
             raise CellError(problem)
-        db = open_database(self.config.source, name, addresses, client_label="mix-load")
-        progress: _Progress | None = None
-        host_facts: dict[str, Any] = {}
-        try:
-            refuse_foreign_data(db)
-            populate(db, 0)  # the tool's root key, in a new database
-            self.say(f"{name}: loading the dataset ({plan.objects} objects, untimed)")
-            free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
-            plan = replace(plan, insert_base=free)
-            versions_before = dataset_versions(db)
-            hosts = ", ".join(host.name for host in options.hosts)
-            where = f" on {hosts}" if hosts else ""
-            self.say(
-                f"{name}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
-                f"then {plan.duration_seconds:g} s of {plan.workload.name}"
-            )
-            tasks, progress = self._tasks(name, addresses, plan)
-            if options.threads:
-                reports = _run_threads(tasks, db, self._wait_seconds(plan))
-            elif options.hosts:
-                reports, host_facts = self._run_on_hosts(tasks, progress)
-            else:
-                reports = self._run_processes(tasks)
+        spec = concurrency.SessionSpec(
+            self.config.source,
+            name,
+            tuple(addresses),
+            options.concurrency,
+            mode,
+            hosts=options.hosts,
+            shares_one_db=options.threads,
+        )
+        with contextlib.closing(concurrency.open_session(spec)) as session:
+            loaded: dict[str, Any] = {}
+            session.populate(lambda db: loaded.update(self._load(name, db)))
+            plan = replace(options.plan, insert_base=loaded["present"])
+            record = self._run(session, name, addresses, plan)
+            record["dataset"] = {"present": loaded["present"], "written": loaded["written"]}
+            # Kept before the read-back: an interruption there keeps the measurement.
+            self.result.mix.append(record)
             # Untimed: does the database hold exactly the changes the workers committed?
             self.say(f"{name}: reading every object's version back (untimed)")
-            changes = dataset_versions(db) - versions_before
-        finally:
-            db.close()
-            if progress is not None:
-                progress.stop()
-        record = merge_reports(name, reports, plan, options.concurrency)
-        record["dataset"] = {"present": free, "written": written}
-        record["changes_found"] = changes
-        if host_facts:
-            self._record_host_facts(name, host_facts)
-        self.result.mix.append(record)
+            before = loaded["versions"]
+            session.populate(
+                lambda db: record.update(changes_found=self._changes(name, db, before))
+            )
+        return True
 
-    def _record_host_facts(self, name: str, facts: dict[str, Any]) -> None:
-        """Where each worker ran and the measurement barrier's skew, as a classic run's."""
-        metadata, options = self.result.metadata, self.options
-        cell = {
-            "database": name,
-            "object_count": options.plan.objects,
-            "concurrency": options.concurrency,
-            "repetition": 1,
-        }
-        for skew in facts.get("barrier_skew", []):
-            metadata.setdefault("barrier_skew", []).append({**cell, **skew})
-        workers = facts.get("workers", {})
-        metadata.setdefault("mix_workers", {})[name] = workers
-        for place in workers.values():
-            seen = metadata.setdefault("hosts", {}).setdefault(place["host"], {})
-            where = {"hostname": place["hostname"], "net_namespace": place["net_namespace"]}
-            places = seen.setdefault("worker_places", [])
-            if where not in places:
-                places.append(where)
+    def _load(self, name: str, db: Any) -> dict[str, Any]:
+        """The guard, then the dataset (untimed); what it holds and its versions."""
+        plan = self.options.plan
+        refuse_foreign_data(db)
+        populate(db, 0)  # the tool's root key, in a new database
+        self.say(f"{name}: loading the dataset ({plan.objects} objects, untimed)")
+        free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
+        return {"present": free, "written": written, "versions": dataset_versions(db)}
 
-    def _tasks(
-        self, name: str, addresses: list[tuple[str, int]], plan: MixPlan
-    ) -> tuple[list[MixTask], _Progress]:
+    def _changes(self, name: str, db: Any, before: int) -> int:
+        """The object versions the database gained since *before* (the read-back)."""
+        faults.fire_if_due(self.options.fault, name, "readback", 0)  # tests only
+        return dataset_versions(db) - before
+
+    def _run(
+        self, session: concurrency.Session, name: str, addresses: Addresses, plan: MixPlan
+    ) -> dict[str, Any]:
+        """The workers of one database in *session*; their reports merged into its record."""
         options = self.options
-        # Threads and hosts' workers hand their messages to this process directly.
-        local = options.threads or options.hosts
-        channel: Any = queue.Queue() if local else _process_context().Queue()
-        progress = _Progress(channel, name, options.concurrency, plan.interval_seconds, self.say)
+        hosts = ", ".join(host.name for host in options.hosts)
+        where = f" on {hosts}" if hosts else ""
+        self.say(
+            f"{name}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
+            f"then {plan.duration_seconds:g} s of {plan.workload.name}"
+        )
         tasks = [
             MixTask(
                 self.config.source,
@@ -283,101 +234,47 @@ class MixRunner:
                 options.concurrency,
                 plan,
                 options.timeout_seconds,
-                progress=channel,
                 count_loads=worker == 0 or not options.threads,
             )
             for worker in range(options.concurrency)
         ]
-        return tasks, progress
-
-    def _wait_seconds(self, plan: MixPlan) -> float:
-        return plan.warmup_seconds + plan.duration_seconds + self.options.timeout_seconds
-
-    def _run_on_hosts(
-        self, tasks: list[MixTask], progress: _Progress
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """The workers on the --hosts (the classic run's coordinator); reports and host facts."""
-        outcome = run_stage_on_hosts(
-            tasks,
-            self.options.hosts,
-            self._wait_seconds(tasks[0].plan),
-            on_progress=progress.channel.put,
-        )
+        lines = _IntervalLines(name, options.concurrency, plan.interval_seconds, self.say)
+        wait = plan.warmup_seconds + plan.duration_seconds + options.timeout_seconds
+        outcome = session.run_stage(tasks, wait, on_progress=lines.take)
         if outcome.error is not None:
             raise CellError(outcome.error)
-        return cast(list[dict[str, Any]], outcome.timings), outcome.host_facts
-
-    def _run_processes(self, tasks: list[MixTask]) -> list[dict[str, Any]]:
-        # The process session runs a task that runs itself (as rawkv's stages do).
-        outcome = run_stage_in_processes(
-            cast(list[StageTask], tasks), self._wait_seconds(tasks[0].plan)
-        )
-        if outcome.error is not None:
-            raise CellError(outcome.error)
-        return cast(list[dict[str, Any]], outcome.timings)
+        record = merge_reports(name, outcome.timings, plan, options.concurrency)
+        if outcome.host_facts:
+            cell = {"database": name, "object_count": plan.objects}
+            cell.update(concurrency=options.concurrency, repetition=1)
+            self.record_host_facts(cell, outcome.host_facts)
+            self.result.metadata["mix_workers"][name] = outcome.host_facts.get("workers", {})
+        return record
 
 
-def _run_threads(tasks: list[MixTask], db: Any, wait_seconds: float) -> list[dict[str, Any]]:
-    """The workers as threads of this process, sharing *db*."""
-    barrier = threading.Barrier(len(tasks))
-    reports: list[dict[str, Any]] = []
-    errors: list[str] = []
-
-    def work(task: MixTask) -> None:
-        try:
-            reports.extend(task.execute(barrier, db))
-        except threading.BrokenBarrierError:
-            pass
-        except Exception as e:
-            errors.append(f"worker {task.worker}: {type(e).__name__}: {e}")
-            barrier.abort()
-
-    threads = [threading.Thread(target=work, args=(task,), daemon=True) for task in tasks]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(wait_seconds)
-    if errors or len(reports) != len(tasks):
-        barrier.abort()
-        raise CellError(errors[0] if errors else "a worker thread did not finish in time")
-    return reports
-
-
-class _Progress:
+class _IntervalLines:
     """Live per-interval lines: when every worker has closed interval i, one line for it."""
 
     def __init__(
-        self,
-        channel: Any,
-        name: str,
-        workers: int,
-        interval_seconds: float,
-        say: Callable[[str], None],
+        self, name: str, workers: int, interval_seconds: float, say: Callable[[str], None]
     ) -> None:
-        self.channel = channel
         self.name = name
         self.workers = workers
         self.interval_seconds = interval_seconds
         self.say = say
         self._pending: dict[int, list[tuple[int, str]]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._follow, daemon=True, name="mix-progress")
-        self._thread.start()
+        self._lock = threading.Lock()  # the session's progress thread, or the coordinator's
 
-    def _follow(self) -> None:
-        while not self._stop.is_set():
-            try:
-                message = self.channel.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            except (EOFError, OSError, ValueError):
-                return
-            _kind, _worker, index, transactions, histogram = message
+    def take(self, message: Any) -> None:
+        """One worker's closed interval: ("interval", worker, index, transactions, histogram)."""
+        _kind, _worker, index, transactions, histogram = message
+        with self._lock:
             entries = self._pending.setdefault(index, [])
             entries.append((transactions, histogram))
-            if len(entries) == self.workers:
-                del self._pending[index]
-                self.say(self._line(index, entries))
+            if len(entries) < self.workers:
+                return
+            del self._pending[index]
+        self.say(self._line(index, entries))
 
     def _line(self, index: int, entries: list[tuple[int, str]]) -> str:
         transactions = sum(count for count, _h in entries)
@@ -388,10 +285,3 @@ class _Progress:
         # A fractional --interval gets a decimal: 1.5 and 2.0 are not both "2 s".
         digits = 0 if float(self.interval_seconds).is_integer() else 1
         return f"{self.name}: {seconds:5.{digits}f} s: {rate:9.0f} tx/s, p99 {p99:8.2f} ms"
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        close = getattr(self.channel, "close", None)
-        if close is not None:
-            close()

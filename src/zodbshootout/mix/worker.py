@@ -19,14 +19,14 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import transaction
 from transaction.interfaces import TransientError
 from ZODB.POSException import ConflictError
 
 from zodbshootout import storages
-from zodbshootout.concurrency.worker import Barrier
+from zodbshootout.concurrency.task import Barrier, OnProgress, WorkerContext, builtins
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.open import open_database
 from zodbshootout.mix import operations
@@ -57,7 +57,7 @@ class MixPlan:
 
 @dataclass(frozen=True)
 class MixTask:
-    """One worker's task; crosses the process boundary (it runs itself, see processes)."""
+    """One worker's task (concurrency.task's protocol): every mode runs it, plain data back."""
 
     source: ConfigSource
     database: str
@@ -66,28 +66,21 @@ class MixTask:
     workers: int
     plan: MixPlan
     barrier_timeout_seconds: float
-    #: Where the worker puts ("interval", worker, index, transactions, histogram); or None.
-    progress: Any = None
     #: Read the storage's load counters (False for all but one thread sharing a DB).
     count_loads: bool = True
 
-    #: --hosts: the second barrier wait starts the measured duration (its skew is recorded).
-    timed_waits: ClassVar[tuple[tuple[int, str], ...]] = ((1, "mix"),)
+    def timed_waits(self) -> list[tuple[int, str]]:
+        # The second barrier wait starts the measured duration (--hosts records its skew).
+        return [(1, "mix")]
 
     def to_plain(self) -> dict[str, Any]:
-        """The task as builtin values, for a worker on another host (see concurrency.plain).
-
-        The progress queue stays here: the host gives the task its own.
-        """
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        fields["progress"] = self.progress is not None
-        fields["source"] = dataclasses.asdict(self.source)
-        fields["plan"] = dataclasses.asdict(self.plan)
-        return fields
+        """The task as builtin values, for a worker on another host."""
+        data: dict[str, Any] = builtins(dataclasses.asdict(self))
+        return data
 
     @classmethod
-    def from_plain(cls, data: dict[str, Any], progress: Any) -> MixTask:
-        """The task :meth:`to_plain` encoded; *progress* replaces its queue if it had one."""
+    def from_plain(cls, data: dict[str, Any]) -> MixTask:
+        """The task :meth:`to_plain` encoded."""
         plan = dict(data["plan"])
         workload = dict(plan["workload"])
         workload["weights"] = tuple((op, weight) for op, weight in workload["weights"])
@@ -100,27 +93,34 @@ class MixTask:
                 "source": ConfigSource(**data["source"]),
                 "server_addresses": tuple((host, port) for host, port in data["server_addresses"]),
                 "plan": MixPlan(**plan),
-                "progress": progress if data["progress"] else None,
             }
         )
 
-    def execute(self, barrier: Barrier, db: Any = None) -> list[dict[str, Any]]:
-        """Run this worker in this process (or thread: *db* is then shared); one report."""
-        own = db is None
-        if own:
+    def execute(self, barrier: Barrier, context: WorkerContext) -> list[Any]:
+        """Run this worker in this process, or as a thread on the context's database; one report.
+
+        Interval messages go to the context's progress, when someone listens.
+        """
+        if context.database is not None:
+            db, close = context.database.db, context.database.close
+        else:
             db = open_database(
                 self.source,
                 self.database,
                 list(self.server_addresses),
                 client_label=f"mix-{self.worker}",
             )
+            close = db.close
         try:
             if self.count_loads:
                 caches.install_request_counters(db)
-            return [run_worker(self, db, barrier)]
+            return [run_worker(self, db, barrier, progress=context.progress)]
         finally:
-            if own:
-                db.close()
+            close()
+
+    def decode(self, results: list[Any]) -> list[Any]:
+        """The reports are plain data already (results.mix merges them)."""
+        return list(results)
 
 
 def retryable(error: BaseException) -> bool:
@@ -227,7 +227,11 @@ class _Transactions:
 
 
 def run_worker(
-    task: MixTask, db: Any, barrier: Barrier, clock: Callable[[], float] = time.perf_counter
+    task: MixTask,
+    db: Any,
+    barrier: Barrier,
+    clock: Callable[[], float] = time.perf_counter,
+    progress: OnProgress | None = None,
 ) -> dict[str, Any]:
     """Warm up, then measure for the plan's duration; the worker's report as plain data."""
     plan = task.plan
@@ -246,7 +250,7 @@ def run_worker(
         start,
         plan.interval_seconds,
         open_loop=plan.rate_per_second is not None,
-        on_interval=_progress_sender(task),
+        on_interval=_progress_sender(task.worker, progress),
     )
     end = start + plan.duration_seconds
     schedule = None
@@ -316,14 +320,13 @@ def _counts(before: caches.Counters, after: caches.Counters) -> dict[str, int | 
     }
 
 
-def _progress_sender(task: MixTask) -> Any:
-    if task.progress is None:
+def _progress_sender(worker: int, progress: OnProgress | None) -> Any:
+    if progress is None:
         return None
-    queue, worker = task.progress, task.worker
 
     def send(index: int, transactions: int, histogram: str) -> None:
         try:
-            queue.put_nowait(("interval", worker, index, transactions, histogram))
+            progress(("interval", worker, index, transactions, histogram))
         except Exception:
             pass  # live progress is a courtesy: never let it stop the worker
 

@@ -37,7 +37,7 @@ class FloorSession:
     stage runs in fresh worker processes (*run_stage*, the runner's).
     """
 
-    def __init__(self, spec: StoreSpec, run_stage: Callable[[list[Any], float], Any]) -> None:
+    def __init__(self, spec: StoreSpec, run_stage: Callable[..., Any]) -> None:
         self.spec = spec
         self._run_stage = run_stage
 
@@ -45,8 +45,10 @@ class FloorSession:
         """A raw store starts each repetition without the tool's records (*fill* is ZODB's)."""
         remove_records(self.spec)
 
-    def run_stage(self, tasks: list[Any], timeout_seconds: float) -> Any:
-        return self._run_stage(tasks, timeout_seconds)
+    def run_stage(
+        self, tasks: Sequence[Any], timeout_seconds: float, on_progress: Any = None
+    ) -> Any:
+        return self._run_stage(tasks, timeout_seconds, on_progress)
 
     def close(self) -> None:
         """Nothing stays open between stages: each worker opens and closes its handle."""

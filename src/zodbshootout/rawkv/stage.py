@@ -23,6 +23,7 @@ barrier → checks (untimed).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from zodbshootout.config.loader import ConfigSource
 from zodbshootout.phases.classic import REGISTRY, Step
 from zodbshootout.rawkv.backends import Store, open_store, record_key
 from zodbshootout.rawkv.section import StoreSpec
-from zodbshootout.results.record import PhaseTiming
+from zodbshootout.results.record import PhaseTiming, timings_from_plain, timings_to_plain
 from zodbshootout.workload.objects import ADDED, UPDATED, check_payloads, make_payloads
 
 WRITE_PHASES = ("add", "update")
@@ -74,9 +75,33 @@ class RawStageTask:
     #: sample, as ZODB's do (the runner calibrates them in the warm-up).
     loops: tuple[tuple[str, int], ...] = ()
 
-    def execute(self, barrier: Any) -> list[PhaseTiming]:
-        """Run this stage in the current process (the process harness calls this)."""
-        return execute_stage(self, barrier)
+    # The task protocol of zodbshootout.concurrency.task (a floor runs in processes only).
+
+    def execute(self, barrier: Any, context: Any = None) -> list[Any]:
+        """Run this stage in the current process; its timings as plain data."""
+        return timings_to_plain(execute_stage(self, barrier))
+
+    def decode(self, results: list[Any]) -> list[Any]:
+        return timings_from_plain(results)
+
+    def timed_waits(self) -> list[tuple[int, str]]:
+        # Each step waits twice, as a ZODB stage's; the first wait starts its clock.
+        return [(2 * index, step.phase) for index, step in enumerate(self.steps) if step.timed]
+
+    def to_plain(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> RawStageTask:
+        return cls(
+            **{
+                **data,
+                "source": ConfigSource(**data["source"]),
+                "spec": StoreSpec(**data["spec"]),
+                "steps": tuple(Step(**step) for step in data["steps"]),
+                "loops": tuple((phase, loops) for phase, loops in data["loops"]),
+            }
+        )
 
 
 def plan_stages(selected: Sequence[str]) -> tuple[list[Step], list[Step]]:

@@ -7,6 +7,7 @@ process boundaries and serialise as JSON unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -70,6 +71,16 @@ class PhaseTiming:
     #: asked of the storage, by name (see zodbshootout.results.work); a count
     #: None where the storage can't be counted; the field None elsewhere.
     work: dict[str, int | None] | None = None
+
+
+def timings_to_plain(timings: list[PhaseTiming]) -> list[dict[str, Any]]:
+    """*timings* as dicts of builtin values (what a worker sends its runner)."""
+    return [dataclasses.asdict(timing) for timing in timings]
+
+
+def timings_from_plain(data: list[dict[str, Any]]) -> list[PhaseTiming]:
+    """The timings :func:`timings_to_plain` sent."""
+    return [PhaseTiming(**timing) for timing in data]
 
 
 @dataclass(frozen=True)

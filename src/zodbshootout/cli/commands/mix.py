@@ -14,13 +14,21 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zodbshootout import faults
 from zodbshootout.cli.commands import Command
 from zodbshootout.cli.numbers import CONCURRENCY, OBJECT_SIZE, SEED, TIMEOUT, Number, Parsed
 from zodbshootout.cli.parsing import add_format, add_output
 from zodbshootout.cli.printing import write_line
 from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
-from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_USAGE, UsageError
+from zodbshootout.errors import (
+    EXIT_CELLS_FAILED,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    UsageError,
+)
 from zodbshootout.mix.keys import ZIPFIAN_THETA
 from zodbshootout.mix.schedule import (
     ARRIVALS,
@@ -214,8 +222,11 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     workload = choose_workload(args.workload, args.mix, args.keys)
     hosts: tuple[HostSpec, ...] = ()
     if args.hosts:
-        if args.threads:
-            raise UsageError("--hosts starts worker processes; run it without --threads")
+        from zodbshootout.concurrency import THREADS, mode_of
+
+        refused = mode_of(THREADS).refusal("hosts") if args.threads else None
+        if refused:
+            raise UsageError(refused)  # the classic run's words
         try:
             hosts = parse_hosts(args.hosts)
         except ValueError as e:
@@ -229,7 +240,9 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         workload, args.objects, shape, args.duration, args.warmup, seed, args.max_tries,
         rate_per_second=args.rate, arrival=args.arrival, interval_seconds=args.interval,
     )  # fmt: skip
-    return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts)
+    # The tests' fault hook (see faults); None in real runs.
+    fault = faults.from_environment()
+    return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts, fault)
 
 
 def mix_footprint(
@@ -268,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
     from zodbshootout.cli.outputs import RunOutputs
     from zodbshootout.concurrency.hosts import HostError, load_execnet
     from zodbshootout.mix.runner import MixRunner
+    from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
     options = mix_options(args)
     outputs = RunOutputs(args)
@@ -278,22 +292,27 @@ def run(args: argparse.Namespace) -> int:
             write_line(f"zodbshootout mix: {line}")  # from the progress thread too
 
     try:
-        if options.hosts:
-            load_execnet()  # a missing extra is the one line, before anything starts
-        with data_directory() as data_dir:
-            config = load_config(args.config, data_dir)
-            runner = MixRunner(config, options, say, outputs.database_done)
-            result = runner.result
-            result.metadata.update(
-                label=args.label,
-                environment=metadata.environment(),
-                config=metadata.config_metadata(config.source.path, config.source.text),
-                format=args.format,  # what show prints by default
-            )
-            result = runner.run()
+        # SIGTERM unwinds like Ctrl-C, so the temporary data directory is
+        # removed whenever it comes (the runner handles both while it measures).
+        with sigterm_unwinds():
+            if options.hosts:
+                load_execnet()  # a missing extra is the one line, before anything starts
+            with data_directory() as data_dir:
+                config = load_config(args.config, data_dir)
+                runner = MixRunner(config, options, say, outputs.database_done)
+                runner.result.metadata.update(
+                    label=args.label,
+                    environment=metadata.environment(),
+                    config=metadata.config_metadata(config.source.path, config.source.text),
+                    format=args.format,  # what show prints by default
+                )
+                result = runner.run()
+            outputs.finish(result)
     except (ConfigError, HostError) as e:
         raise UsageError(str(e)) from None
-    outputs.finish(result)
+    except KeyboardInterrupt as e:
+        # Before or after the run itself: nothing was measured, nothing to show.
+        return EXIT_SIGTERM if signal_name(e) == "SIGTERM" else EXIT_SIGINT
     return _finish(result, outputs, quiet)
 
 
@@ -315,7 +334,7 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
             for warning in trend_warnings(record):
                 print(f"zodbshootout mix: warning: {warning}", file=sys.stderr)
     if result.interrupted:
-        return EXIT_SIGINT
+        return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
     if result.failures or outputs.save_failed:
         return EXIT_CELLS_FAILED
     return EXIT_OK

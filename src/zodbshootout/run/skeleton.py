@@ -1,0 +1,168 @@
+"""What every mode's runner shares: the run's frame, databases set up, hosts, failures, signals.
+
+The classic run (run.runner.Runner) and mix (mix.runner.MixRunner) are
+modes on this skeleton.  It starts the configuration's embedded servers
+for the run and stops them on any way out; turns SIGINT and SIGTERM into an
+orderly stop that keeps what was measured, marked interrupted with the
+signal's name (run.signals; docs/safety.rst); sets up each database so
+that a refusal (data the tool did not write) or an error costs that
+database, with one reason, never the run; describes the --hosts hosts and
+records where each worker ran; and saves the result after every database
+(*on_database_done*).  A mode supplies :meth:`measure` (its schedule and
+tasks), :meth:`fail_unsettled` (what a failed database's cells are) and,
+if it reports them apart, :meth:`warn`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
+from zodbshootout.concurrency.hosts import HostError
+from zodbshootout.config.hosts import HostSpec
+from zodbshootout.config.loader import LoadedConfig
+from zodbshootout.errors import CellError, UsageError
+from zodbshootout.probes.diagnostics import log_current_traceback
+from zodbshootout.reasons import one_line
+from zodbshootout.redact import find_secrets, redact
+from zodbshootout.results.record import RunResult
+from zodbshootout.run.signals import interruptible, signal_name
+from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
+from zodbshootout.workload.root import ForeignDataError
+
+_log = logging.getLogger(__name__)
+T = TypeVar("T")
+Addresses = list[tuple[str, int]]
+
+
+class RunnerSkeleton:
+    """The frame of a run over a configuration's databases; see the module doc."""
+
+    def __init__(
+        self,
+        config: LoadedConfig,
+        result: RunResult,
+        on_database_done: Callable[[RunResult], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.result = result
+        self.on_database_done = on_database_done  # saves the result (-o, --save-to)
+        self.secrets = find_secrets(config.source.text)
+        #: Databases failed as a whole (see fail_database): measured no more.
+        self.dropped: set[str] = set()
+
+    # -- what a mode supplies --
+
+    def served(self) -> list[str]:
+        """The databases whose embedded servers start for the run (default: all)."""
+        return list(self.config.names)
+
+    def measure(self, servers: EmbeddedServers) -> None:
+        """Measure every database; its servers are up (*servers*)."""
+        raise NotImplementedError
+
+    def fail_unsettled(self, name: str, reason: str) -> None:
+        """Record *reason* for every cell of *name* not measured yet."""
+        raise NotImplementedError
+
+    def warn(self, warning: str) -> None:
+        """A warning about the run as a whole (by default a note under the table)."""
+        self.note(warning)
+
+    # -- the run --
+
+    def run(self) -> RunResult:
+        """Measure everything; on SIGINT or SIGTERM, what was measured, marked interrupted."""
+        metadata = self.result.metadata
+        metadata["started"] = time.time()
+        received: list[str] = []
+        try:
+            with interruptible(received), embedded_servers(self.config, self.served()) as servers:
+                self.measure(servers)
+        except KeyboardInterrupt as e:
+            self.result.interrupted = True
+            # The handler's note; else a signal that came just before it was installed.
+            self.result.signal = received[0] if received else signal_name(e)
+        metadata["finished"] = time.time()
+        return self.result
+
+    def set_up(self, name: str, step: Callable[[], T]) -> T | None:
+        """*step*'s value, or None when it refused or failed *name* (then measured no more)."""
+        try:
+            return step()
+        except ForeignDataError as e:
+            self.refuse(name, e)
+        except Exception as e:
+            self.fail_database_for(name, e)
+        return None
+
+    def saved(self) -> None:
+        """The result as it stands, saved (after every database, and every round)."""
+        if self.on_database_done is not None:
+            self.on_database_done(self.result)
+
+    def note(self, note: str) -> None:
+        if note not in self.result.notes:
+            self.result.notes.append(note)
+
+    # -- hosts --
+
+    def describe_hosts(
+        self, hosts: tuple[HostSpec, ...], reachable: dict[str, Addresses], timeout: float
+    ) -> None:
+        """Record every --hosts host's environment and round trips; warn where they differ.
+
+        A host that can't be reached is a usage error: nothing is measured.
+        """
+        try:
+            described = describe_hosts(hosts, self.config.source, reachable, timeout)
+        except HostError as e:
+            raise UsageError(str(e)) from None
+        self.result.metadata["hosts"] = described
+        self.result.metadata["barrier_skew"] = []
+        for warning in differing_hosts(described):
+            self.warn(warning)
+
+    def record_host_facts(self, cell: dict[str, Any], facts: dict[str, Any]) -> None:
+        """A --hosts stage's barrier skew per phase of *cell*, and where each worker ran."""
+        metadata = self.result.metadata
+        for skew in facts.get("barrier_skew", []):
+            metadata.setdefault("barrier_skew", []).append({**cell, **skew})
+        for place in facts.get("workers", {}).values():
+            seen = metadata.setdefault("hosts", {}).setdefault(place["host"], {})
+            where = {"hostname": place["hostname"], "net_namespace": place["net_namespace"]}
+            places = seen.setdefault("worker_places", [])
+            if where not in places:
+                places.append(where)
+
+    # -- failures --
+
+    def refuse(self, name: str, error: ForeignDataError) -> None:
+        """*name* holds data the tool did not write: it is left untouched, with the one hint."""
+        self.result.refused.append(name)
+        # One hint for every mode: only the classic run has --zap.
+        hint = f"if you are sure its data may be erased: zodbshootout CONFIG --zap {name}"
+        self.fail_database(name, f"{error}; {hint}")
+
+    def fail_database_for(self, name: str, error: Exception) -> None:
+        """A server, driver or storage error in this process costs *name*, not the run."""
+        log_current_traceback(_log, f"{name} could not be measured", self.secrets)
+        self.fail_database(name, describe_error(error))
+
+    def fail_database(self, name: str, reason: str) -> None:
+        """Fail every cell of *name* not yet measured or failed; measure it no more; save."""
+        self.dropped.add(name)
+        self.fail_unsettled(name, self.one_line(reason))
+        self.saved()
+
+    def one_line(self, reason: str) -> str:
+        """*reason* as a footnote: one line, no secrets."""
+        return one_line(redact(reason, self.secrets))
+
+
+def describe_error(error: Exception) -> str:
+    """An error's reason: a CellError's own words, anything else with its class."""
+    return str(error) if isinstance(error, CellError) else f"{type(error).__name__}: {error}"

@@ -1,0 +1,149 @@
+"""``zodbshootout mix`` and SIGINT / SIGTERM: the classic run's contract (docs/safety.rst).
+
+What was measured is printed and saved, marked interrupted with the
+signal's name; the exit code is 130 or 143; the temporary data directory is
+removed and no process the tool started is left (the helpers of
+test_interrupt: the command runs in a session of its own).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import signal
+import tempfile
+
+import pytest
+
+from support import configs
+from support.processes import start_cli, wait_until_session_empty
+
+pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+
+pytestmark = [pytest.mark.slow, pytest.mark.zeo]
+
+#: Two databases, one of them with a ZEO server the tool starts.
+CONFIG = (
+    "%import zodbshootout\n%import relstorage\n"
+    + configs.sqlite("first")
+    + (configs.embedded_zeo("second"))
+)
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
+
+
+def start_mix(request, tmp_path, duration: str, fault: str | None = None):
+    """A mix run in its own session, its temporary directories (TMPDIR) in a new one.
+
+    *fault*: the tests' fault hook (see zodbshootout.faults), e.g. a hang.
+    """
+    config = tmp_path / "two.conf"
+    config.write_text(CONFIG)
+    # Short: the fork server's socket lives there too (AF_UNIX paths are short).
+    temporary = pathlib.Path(tempfile.mkdtemp(prefix="zs-"))
+    request.addfinalizer(lambda: shutil.rmtree(temporary, ignore_errors=True))
+    result_file = tmp_path / "mix.json"
+    cli = start_cli(
+        "mix", str(config), "-n", "200", "-c", "2", "-d", duration, "--warmup", "0",
+        "--interval", "0.5", "--seed", "3", "-o", str(result_file),
+        env={"TMPDIR": str(temporary), **({"ZODBSHOOTOUT_FAULT": fault} if fault else {})},
+    )  # fmt: skip
+    return cli, result_file, temporary
+
+
+def hold_until(cli, database: str, what: str = "tx/s") -> str:
+    """Read stderr until *database*'s line with *what* (default: its workers measure)."""
+    assert cli.stderr is not None
+    seen = []
+    for line in cli.stderr:
+        seen.append(line)
+        if line.startswith(f"zodbshootout mix: {database}: ") and what in line:
+            return "".join(seen)
+    cli.kill()
+    pytest.fail(f"the run ended before {database} was measured: " + "".join(seen))
+
+
+def stop(cli, signum, temporary):
+    """Send *signum*; the outcome, and what the command left behind."""
+    cli.send_signal(signum)
+    stdout, stderr = cli.communicate(timeout=60)
+    left = wait_until_session_empty(cli.pid)
+    data_dirs = [path.name for path in temporary.iterdir() if path.name.startswith("zodbshootout")]
+    return stdout, stderr, left, data_dirs
+
+
+@pytest.mark.parametrize(("signum", "code"), SIGNALS)
+def test_a_signal_while_the_first_database_measures_saves_an_interrupted_run(
+    request, tmp_path, signum, code
+):
+    cli, result_file, temporary = start_mix(request, tmp_path, "60")
+    hold_until(cli, "first")
+    _stdout, stderr, left, data_dirs = stop(cli, signum, temporary)
+
+    assert cli.returncode == code, stderr
+    assert "Traceback" not in stderr
+    saved = json.loads(result_file.read_text())
+    assert saved["interrupted"] is True
+    assert saved["signal"] == signal.Signals(signum).name
+    assert saved["mix"] == []  # nothing was finished
+    assert data_dirs == []
+    assert left == []
+
+
+@pytest.mark.parametrize(("signum", "code"), SIGNALS)
+def test_a_signal_during_the_second_database_keeps_the_first(request, tmp_path, signum, code):
+    cli, result_file, temporary = start_mix(request, tmp_path, "1.5")
+    progress = hold_until(cli, "second")
+    assert "first: reading every object's version back" in progress
+    stdout, stderr, left, data_dirs = stop(cli, signum, temporary)
+
+    assert cli.returncode == code, stderr
+    assert "Traceback" not in stderr
+    # The table shows the first database, measured in full; the second not at all.
+    assert "first: ycsb-b, 2 workers" in stdout
+    assert "second: ycsb-b" not in stdout
+    saved = json.loads(result_file.read_text())
+    assert saved["interrupted"] is True
+    assert saved["signal"] == signal.Signals(signum).name
+    (first,) = saved["mix"]
+    assert first["database"] == "first"
+    assert first["changes_found"] is not None  # its read-back finished too
+    assert sum(op["count"] for op in first["operations"].values()) > 0
+    assert data_dirs == []
+    assert left == []
+
+
+@pytest.mark.parametrize(("signum", "code"), SIGNALS)
+def test_a_signal_during_the_read_back_keeps_that_database_measured(
+    request, tmp_path, signum, code
+):
+    cli, result_file, temporary = start_mix(request, tmp_path, "1", fault="first:readback:0:hang")
+    hold_until(cli, "first", "reading every object's version back")
+    stdout, stderr, left, data_dirs = stop(cli, signum, temporary)
+
+    assert cli.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert "first: ycsb-b, 2 workers" in stdout
+    saved = json.loads(result_file.read_text())
+    assert saved["interrupted"] is True
+    (first,) = saved["mix"]
+    assert first["database"] == "first"
+    assert first.get("changes_found") is None  # the check never finished: not claimed
+    assert sum(op["count"] for op in first["operations"].values()) > 0
+    assert data_dirs == []
+    assert left == []
+
+
+def test_a_read_back_that_fails_keeps_the_measurement_and_says_why(request, tmp_path):
+    cli, result_file, _temporary = start_mix(request, tmp_path, "1", fault="first:readback:0:raise")
+    stdout, stderr = cli.communicate(timeout=240)
+
+    assert cli.returncode == 1, stderr  # some of it ran: not a usage error
+    assert "first: failed: InjectedFault: injected fault in readback" in stderr
+    assert "first: ycsb-b, 2 workers" in stdout
+    assert "second: ycsb-b, 2 workers" in stdout
+    saved = json.loads(result_file.read_text())
+    assert [record["database"] for record in saved["mix"]] == ["first", "second"]
+    assert [failure["database"] for failure in saved["failures"]] == ["first"]
+    assert saved["setup_failed"] == []
+    assert wait_until_session_empty(cli.pid) == []
