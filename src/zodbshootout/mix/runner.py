@@ -170,8 +170,11 @@ class MixRunner(RunnerSkeleton):
         """Load, run, merge, read back; True when measured (an error is the database's)."""
         options, addresses = self.options, servers.addresses(name)
         factory = self.config.databases[name]
-        mode = concurrency.THREADS if options.threads else concurrency.PROCESSES
-        problem = concurrency.mode_problem(mode, concurrency.SHARED, options.concurrency, factory)
+        # Threads share one DB, as the classic run's --threads shared.
+        mode = concurrency.mode_of(
+            concurrency.THREADS if options.threads else concurrency.PROCESSES
+        )
+        problem = mode.problem(concurrency.SHARED, options.concurrency, factory)
         problem = problem or hosts_problem(options.hosts, addresses)
         if problem:
             raise CellError(problem)
@@ -180,11 +183,11 @@ class MixRunner(RunnerSkeleton):
             name,
             tuple(addresses),
             options.concurrency,
-            mode,
+            mode.name,
             hosts=options.hosts,
-            shares_one_db=options.threads,
+            shares_one_db=mode.shares_one_db(concurrency.SHARED),
         )
-        with contextlib.closing(concurrency.open_session(spec)) as session:
+        with contextlib.closing(mode.open_session(spec)) as session:
             loaded: dict[str, Any] = {}
             session.populate(lambda db: loaded.update(self._load(name, db)))
             plan = replace(options.plan, insert_base=loaded["present"])
