@@ -114,8 +114,10 @@ def write_atomically(path: str, content: str | bytes) -> None:
         raise
 
 
-#: What a report directory may already hold: an earlier report's own files.
-REPORT_INDEX = "index.html"
+#: The file that marks a directory as a report this tool wrote: the names of the
+#: files it wrote there, one a line.  Only a directory holding it (or an empty
+#: or new one) is written into; a web root's own index.html is not a mark.
+REPORT_MARKER = ".zodbshootout-report"
 
 
 def check_report_directory(path: str) -> None:
@@ -124,9 +126,11 @@ def check_report_directory(path: str) -> None:
     A report is a directory of files (``index.html`` and its charts), so the
     rules of :func:`check_output_target` apply to it as a directory: a new
     name (in an existing directory), an empty directory, or the directory of
-    an earlier report (it holds ``index.html``) is accepted; a symbolic
-    link, a file of any kind, ``-``, or a directory of other files (a home
-    directory, a checkout) is refused, since the report would be mixed into it.
+    an earlier report (it holds :data:`REPORT_MARKER`, which the tool
+    writes) is accepted; a symbolic link, a file of any kind, ``-``, or a
+    directory of other files (a web root with its own index.html, a home
+    directory, a checkout) is refused, since the report would replace or be
+    mixed into them.
     """
     if path == "-":
         raise UsageError("a report is a directory of files: give its path, not - (stdout)")
@@ -147,8 +151,33 @@ def check_report_directory(path: str) -> None:
             "directory, or an earlier report's"
         )
     entries = os.listdir(path)
-    if entries and REPORT_INDEX not in entries:
+    if entries and not _is_regular(os.path.join(path, REPORT_MARKER)):
         raise UsageError(
-            f"refusing to write a report into {path}: it holds other files and no "
-            f"{REPORT_INDEX}; give a new or empty directory, or an earlier report's"
+            f"refusing to write a report into {path}: it holds files and no {REPORT_MARKER} "
+            "(the mark of a report zodbshootout wrote); give a new or empty directory, "
+            "or an earlier report's"
         )
+
+
+def _is_regular(path: str) -> bool:
+    """*path* is a regular file itself (not a link to one)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def report_files(directory: str) -> set[str]:
+    """The names the report marker of *directory* says the tool wrote there (none: empty)."""
+    try:
+        with open(os.path.join(directory, REPORT_MARKER), encoding="utf-8") as marker:
+            text = marker.read(1 << 16)
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {line for line in text.splitlines()[1:] if line and os.sep not in line}
+
+
+def mark_report_directory(directory: str, names: list[str]) -> None:
+    """Write the marker of *directory*: it is a report, holding the files *names*."""
+    lines = ["zodbshootout report: files written by zodbshootout report", *names]
+    write_atomically(os.path.join(directory, REPORT_MARKER), "\n".join(lines) + "\n")

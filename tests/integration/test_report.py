@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from zodbshootout.outputfile import REPORT_MARKER as MARKER
+
 from conftest import run_cli
 from support import configs
 from support.browser import browse, probe
@@ -88,17 +90,17 @@ def test_a_run_a_comparison_and_a_history_each_replace_the_last_report(report, t
     out = tmp_path / "site"
     done = run_cli("report", str(runs[0]), "-o", str(out))
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "run.svg"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "index.html", "run.svg"]
     assert "<title>zodbshootout: first</title>" in (out / "index.html").read_text()
     done = run_cli("report", str(runs[0]), str(runs[2]), "-o", str(out), "-q")
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert done.stderr == ""
     # The run's chart is gone: the directory holds one report, not two mixed.
-    assert sorted(p.name for p in out.iterdir()) == ["comparison.svg", "index.html"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "comparison.svg", "index.html"]
     page = (out / "index.html").read_text()
     assert "<title>third against first</title>" in page
     assert "Geometric mean" in page
-    assert sorted(p.name for p in report.iterdir()) == ["history.svg", "index.html"]
+    assert sorted(p.name for p in report.iterdir()) == [MARKER, "history.svg", "index.html"]
 
 
 def test_console_check_sees_a_broken_page(tmp_path):

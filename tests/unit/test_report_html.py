@@ -15,7 +15,7 @@ from sample_run import sample_result
 
 from zodbshootout.cli.entry import main
 from zodbshootout.errors import UsageError
-from zodbshootout.outputfile import check_report_directory
+from zodbshootout.outputfile import REPORT_MARKER, check_report_directory
 from zodbshootout.render.html import render_page, run_report
 from zodbshootout.results import file as resultfile
 
@@ -94,14 +94,22 @@ def test_busy_machine_is_a_warning_on_the_page():
 def test_report_directory_rules(tmp_path):
     check_report_directory(str(tmp_path / "new"))  # a new name
     check_report_directory(str(tmp_path))  # empty
-    (tmp_path / "index.html").write_text("an earlier report")
-    check_report_directory(str(tmp_path))
+    (tmp_path / REPORT_MARKER).write_text("zodbshootout report\nindex.html\n")
+    check_report_directory(str(tmp_path))  # an earlier report's
     foreign = tmp_path / "home"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
+    web_root = tmp_path / "www"
+    web_root.mkdir()
+    (web_root / "index.html").write_text("someone else's page")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / REPORT_MARKER).symlink_to(tmp_path / REPORT_MARKER)
     refusals = {
         "-": "a report is a directory of files",
-        str(foreign): "holds other files and no index.html",
+        str(foreign): f"holds files and no {REPORT_MARKER}",
+        str(web_root): f"holds files and no {REPORT_MARKER}",
+        str(linked): f"holds files and no {REPORT_MARKER}",
         str(foreign / "notes.txt"): "it is a regular file",
         str(tmp_path / "missing" / "report"): "does not exist",
     }
@@ -110,6 +118,41 @@ def test_report_directory_rules(tmp_path):
     for path, reason in refusals.items():
         with pytest.raises(UsageError, match=reason):
             check_report_directory(path)
+
+
+def _contents(directory) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_a_web_root_with_its_own_index_html_is_refused_and_left_byte_for_byte(tmp_path, capsys):
+    """Issue 35, 1: an index.html and charts of the same names are someone else's files."""
+    run = saved(tmp_path)
+    site = tmp_path / "www"
+    site.mkdir()
+    (site / "index.html").write_bytes(b"<html>my own page</html>\n")
+    (site / "run.svg").write_bytes(b"<svg>my logo</svg>")
+    (site / "history.svg").write_bytes(b"<svg>my history</svg>")
+    before = _contents(site)
+    assert main(["report", run, "-o", str(site)]) == 2
+    error = capsys.readouterr().err
+    assert len(error.strip().splitlines()) == 1
+    assert f"refusing to write a report into {site}" in error
+    assert _contents(site) == before
+
+
+def test_an_earlier_report_is_replaced_and_only_the_files_it_wrote_removed(tmp_path):
+    run = saved(tmp_path)
+    other = saved(tmp_path, "other.json", add=2.0)
+    site = tmp_path / "site"
+    assert main(["report", run, "-o", str(site)]) == 0
+    assert {p.name for p in site.iterdir()} == {REPORT_MARKER, "index.html", "run.svg"}
+    (site / "notes.txt").write_bytes(b"the user's own file")
+    assert main(["report", run, other, "-o", str(site), "-q"]) == 0
+    names = {p.name for p in site.iterdir()}
+    assert names == {REPORT_MARKER, "index.html", "comparison.svg", "notes.txt"}
+    assert (site / "notes.txt").read_bytes() == b"the user's own file"
+    marked = (site / REPORT_MARKER).read_text().splitlines()[1:]
+    assert sorted(marked) == ["comparison.svg", "index.html"]
 
 
 def test_report_into_a_foreign_directory_is_refused_before_anything_is_written(tmp_path, capsys):

@@ -21,7 +21,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from zodbshootout.outputfile import check_report_directory, write_atomically
+from zodbshootout.outputfile import (
+    check_report_directory,
+    mark_report_directory,
+    report_files,
+    write_atomically,
+)
 from zodbshootout.render.markdown import cell_text, insight_text
 from zodbshootout.render.metadata import format_metadata, format_timestamp
 from zodbshootout.render.table import build_table
@@ -287,13 +292,19 @@ def render_page(report: Report) -> str:
 def write_report(report: Report, directory: str) -> list[str]:
     """Write index.html and the charts into *directory*; return the files written.
 
-    The directory is checked first (see :func:`check_report_directory`); each
-    file is written atomically; charts of an earlier report that this one
-    does not have are removed, so the directory never mixes two reports.
+    The directory is checked first (see :func:`check_report_directory`) and
+    marked as a report before anything else is written into it, so that a
+    report cut short can be replaced; each file is written atomically; the
+    charts an earlier report wrote (its marker names them) that this one does
+    not have are removed, so the directory never mixes two reports, and no
+    file the tool did not write is ever removed.
     """
     check_report_directory(directory)
     if not os.path.isdir(directory):
         os.mkdir(directory)
+    earlier = report_files(directory)
+    names = [*report.charts, "index.html"]
+    mark_report_directory(directory, sorted(earlier | set(names)))
     written = []
     for name, data in report.charts.items():
         write_atomically(os.path.join(directory, name), data)
@@ -302,6 +313,8 @@ def write_report(report: Report, directory: str) -> list[str]:
     write_atomically(index, render_page(report))
     for name in CHART_FILES:
         stale = os.path.join(directory, name)
-        if name not in report.charts and os.path.isfile(stale) and not os.path.islink(stale):
+        ours = name in earlier and name not in report.charts
+        if ours and os.path.isfile(stale) and not os.path.islink(stale):
             os.unlink(stale)
+    mark_report_directory(directory, names)
     return [index, *written]

@@ -21,6 +21,7 @@ from zodbshootout.cli.saved import (
     warn,
 )
 from zodbshootout.errors import EXIT_OK, UsageError
+from zodbshootout.outputfile import REPORT_MARKER
 from zodbshootout.results import file as resultfile
 from zodbshootout.results import metadata
 from zodbshootout.results.noise import format_busy_warning
@@ -47,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output(
         parser,
         "DIR",
-        "the report's directory: new, empty, or an earlier report's (its index.html "
-        "and charts are replaced)",
+        "the report's directory: new, empty, or an earlier report's (one holding "
+        f"{REPORT_MARKER}: the files it wrote are replaced)",
         required=True,
     )
     add_aggregate(parser)
