@@ -285,3 +285,16 @@ def test_a_database_with_foreign_data_is_refused_untouched(tmp_path):
     assert "zeo: its root holds data zodbshootout did not write ('precious')" in done.stderr
     assert "Traceback" not in done.stderr
     assert (data / "zeo.fs").read_bytes() == before
+
+
+def test_the_shortest_interval_is_accepted_and_keeps_duration_over_interval_intervals(tmp_path):
+    """Issue 35, 7: --interval 0.1 (the bound) runs; each saved interval is 0.1 s."""
+    out = tmp_path / "mix.json"
+    config = str(_sqlite_only(tmp_path))
+    env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
+    argv = ("-n", "100", "-c", "1", "-d", "1", "--warmup", "0", "--interval", "0.1")
+    done = run_cli("mix", config, *argv, "-o", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    (record,) = _records(out).values()
+    assert record.interval_seconds == 0.1
+    assert 9 <= len(record.intervals) <= 11

@@ -91,6 +91,24 @@ MAX_TRIES = 1000
 PER_TRANSACTION = Number(int, 1, MAX_OBJECT_COUNT)
 
 
+#: The shortest --interval, in seconds: ten progress lines a second.  Shorter
+#: ones told nothing more and flooded stderr and the result file (1e-9 never
+#: ended a one-second run; 1e-5 saved 10 MB), so they are refused.
+MIN_INTERVAL_SECONDS = 0.1
+#: The most intervals a run may keep (--duration ÷ --interval): about 10 MB of result.
+MAX_INTERVALS = 100_000
+
+
+def _check_intervals(duration_seconds: float, interval_seconds: float) -> None:
+    """Refuse a run that would keep more than :data:`MAX_INTERVALS` intervals."""
+    if duration_seconds / interval_seconds > MAX_INTERVALS:
+        raise UsageError(
+            f"-d {duration_seconds:g} with --interval {interval_seconds:g} keeps more than "
+            f"{MAX_INTERVALS:,} intervals; raise --interval to at least "
+            f"{duration_seconds / MAX_INTERVALS:g}"
+        )
+
+
 #: The options of the dataset's and the run's size: flags, type, default, and --help,
 #: where {default} is the default.
 _SIZES: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
@@ -115,8 +133,8 @@ _REPEATS: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
     (("--max-tries",), Number(int, 1, MAX_TRIES), 10,
      "attempts of a transaction that conflicts (default {default})"),
     (("--seed",), SEED, None, "seed of the key and operation choices (default: random; recorded)"),
-    (("--interval",), Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds", above=True), 1.0,
-     "seconds per progress interval (default {default:g})"),
+    (("--interval",), Number(float, MIN_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"), 1.0,
+     "seconds per progress interval, at least {MIN_INTERVAL_SECONDS:g} (default {default:g})"),
 )  # fmt: skip
 
 
@@ -125,7 +143,8 @@ def _add_options(
     options: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...],
 ) -> None:
     for flags, parse, default, text in options:
-        parser.add_argument(*flags, type=parse, default=default, help=text.format(default=default))
+        help_text = text.format(default=default, MIN_INTERVAL_SECONDS=MIN_INTERVAL_SECONDS)
+        parser.add_argument(*flags, type=parse, default=default, help=help_text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -220,6 +239,7 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     from zodbshootout.mix.worker import MixPlan
 
     workload = choose_workload(args.workload, args.mix, args.keys)
+    _check_intervals(args.duration, args.interval)
     hosts: tuple[HostSpec, ...] = ()
     if args.hosts:
         from zodbshootout.concurrency import THREADS, mode_of
