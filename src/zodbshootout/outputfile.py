@@ -5,15 +5,26 @@ renamed over it, so a reader (or a run killed mid-write) never sees half a
 file.  Renaming over a path replaces whatever is there, so only a new name or
 an existing regular file is accepted: a device, FIFO, socket, directory or
 symbolic link is refused (``-`` is the way to say stdout).
+
+Two commands never write the same file: while a command runs
+(:func:`output_claims`, entered by the command line), every output it checks
+or writes is claimed with a lock on ``.NAME.lock`` beside it, held until the
+command ends; another command that checks or writes the same name is refused
+in one line, naming the process that holds it.  Outside a command (a library
+call) the lock lasts one write.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import fcntl
 import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 
 from zodbshootout.errors import UsageError
 
@@ -26,6 +37,125 @@ _FILE_TYPES = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+
+
+#: The outputs the running command holds: each target's absolute path and its lock
+#: file's descriptor; None outside a command.  Owned by the process that entered
+#: :func:`output_claims` (a forked worker does not inherit the ownership).
+_claims: dict[str, int] | None = None
+_claims_owner = 0
+
+
+@contextlib.contextmanager
+def output_claims() -> Iterator[None]:
+    """Hold every output claimed inside until the end; then release them, removing their locks."""
+    global _claims, _claims_owner
+    if _owns_claims():
+        yield  # nested: the outer command releases
+        return
+    _claims, _claims_owner = {}, os.getpid()
+    try:
+        yield
+    finally:
+        held, _claims = _claims, None
+        for target, handle in held.items():
+            _release(target, handle)
+
+
+def _owns_claims() -> bool:
+    return _claims is not None and _claims_owner == os.getpid()
+
+
+def _lock_path(target: str) -> str:
+    return os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.lock")
+
+
+def claim_output(path: str) -> None:
+    """Claim *path* for the running command, or refuse (UsageError) if another holds it.
+
+    A no-op for ``-`` and outside :func:`output_claims`, and for a path the
+    command holds already.
+    """
+    if path == "-" or not _owns_claims():
+        return
+    assert _claims is not None
+    target = os.path.abspath(path)
+    if target not in _claims:
+        _claims[target] = _lock(path, target)
+
+
+def _lock(path: str, target: str) -> int:
+    """The descriptor of *target*'s lock file, locked by this process (see :func:`claim_output`).
+
+    The lock file is removed by whoever releases it, so after taking the lock
+    the file must still be the one at its name; else another command released
+    it meanwhile, and the lock is taken again on the new file.
+    """
+    lock = _lock_path(target)
+    umask = os.umask(0)
+    os.umask(umask)
+    for _attempt in range(100):
+        try:
+            handle = os.open(
+                lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666 & ~umask
+            )
+        except OSError as e:
+            raise UsageError(f"cannot write {path}: {lock}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = _holder(handle)
+            os.close(handle)
+            if e.errno not in (errno.EAGAIN, errno.EACCES):
+                raise UsageError(f"cannot write {path}: {lock}: {e.strerror or e}") from None
+            raise UsageError(
+                f"refusing to write {path}: another zodbshootout{holder} is writing it "
+                f"(it holds {lock}); wait for it to end, or give another name"
+            ) from None
+        try:
+            current = os.stat(lock, follow_symlinks=False).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(handle).st_ino:
+            os.ftruncate(handle, 0)
+            os.write(handle, f"{os.getpid()}\n".encode())
+            return handle
+        os.close(handle)  # released and removed meanwhile: lock the new one
+    raise UsageError(f"cannot write {path}: its lock {lock} keeps changing")
+
+
+def _holder(handle: int) -> str:
+    """`` (process N)``: who holds a lock, as its file says; empty if it does not say."""
+    try:
+        text = os.pread(handle, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f" (process {text})" if text.isdigit() else ""
+
+
+def _release(target: str, handle: int) -> None:
+    """Remove *target*'s lock file while still holding it, then let go."""
+    try:
+        if os.stat(_lock_path(target), follow_symlinks=False).st_ino == os.fstat(handle).st_ino:
+            os.unlink(_lock_path(target))
+    except OSError:
+        pass
+    os.close(handle)
+
+
+@contextlib.contextmanager
+def _claimed(path: str) -> Iterator[None]:
+    """*path* claimed while writing it: for the command if one runs, else for this write."""
+    if _owns_claims():
+        claim_output(path)
+        yield
+        return
+    target = os.path.abspath(path)
+    handle = _lock(path, target)
+    try:
+        yield
+    finally:
+        _release(target, handle)
 
 
 def written_name(text: str) -> str:
@@ -72,6 +202,7 @@ def check_output_target(path: str) -> None:
     if not os.path.isdir(directory):
         reason = "is not a directory" if os.path.lexists(directory) else "does not exist"
         raise UsageError(f"cannot write {path}: the directory {directory} {reason}")
+    claim_output(path)
 
 
 def write_atomically(path: str, content: str | bytes) -> None:
@@ -90,6 +221,12 @@ def write_atomically(path: str, content: str | bytes) -> None:
         sys.stdout.flush()
         return
     check_output_target(path)
+    with _claimed(path):
+        _replace(path, content)
+
+
+def _replace(path: str, content: str | bytes) -> None:
+    """Write *content* to a temporary file beside *path* and rename it over *path*."""
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(
         dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
@@ -141,6 +278,7 @@ def check_report_directory(path: str) -> None:
         if not os.path.isdir(parent):
             reason = "is not a directory" if os.path.lexists(parent) else "does not exist"
             raise UsageError(f"cannot write {path}: the directory {parent} {reason}") from None
+        claim_output(path)
         return
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
@@ -157,6 +295,7 @@ def check_report_directory(path: str) -> None:
             "(the mark of a report zodbshootout wrote); give a new or empty directory, "
             "or an earlier report's"
         )
+    claim_output(path)
 
 
 def _is_regular(path: str) -> bool:

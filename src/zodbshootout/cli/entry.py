@@ -28,6 +28,7 @@ from zodbshootout.errors import (
     EXIT_USAGE,
     UsageError,
 )
+from zodbshootout.outputfile import output_claims
 
 __all__ = ["EXIT_CELLS_FAILED", "EXIT_OK", "EXIT_SIGINT", "EXIT_SIGTERM", "EXIT_USAGE", "main"]
 
@@ -35,7 +36,9 @@ __all__ = ["EXIT_CELLS_FAILED", "EXIT_OK", "EXIT_SIGINT", "EXIT_SIGTERM", "EXIT_
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: a run, or a subcommand; returns the exit code."""
     try:
-        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+        # Every output the command writes is its own until it ends (see outputfile).
+        with output_claims():
+            return _dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:
         # The reader went away (``zodbshootout show run.json | head``): stop
         # quietly, as other command-line tools do.  Point stdout at the null
