@@ -361,6 +361,17 @@ def test_only_cli_prints():
     assert found == []
 
 
+def test_cli_prints_only_through_say():
+    """Every line cli/ prints is made safe for the terminal in one place (issue 35, 12)."""
+    found = []
+    for module in module_names():
+        if package_of(module) != "cli" or module == "zodbshootout.cli.say":
+            continue
+        tree = ast.parse(_path_of(module).read_text(encoding="utf-8"))
+        found += [f"{module}:{line}" for line in _prints(tree)]
+    assert found == []
+
+
 def test_the_print_finder_finds_prints():
     tree = ast.parse("print(1)\nsys.stderr.write('x')\nconsole.print(2)\nfile.write('y')\n")
     assert _prints(tree) == [1, 2]

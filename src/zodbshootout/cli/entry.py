@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from zodbshootout.cli.commands import COMMANDS
+from zodbshootout.cli.say import warnings_emitted
 from zodbshootout.errors import (
     EXIT_CELLS_FAILED,
     EXIT_OK,
@@ -37,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command: a run, or a subcommand; returns the exit code."""
     try:
         # Every output the command writes is its own until it ends (see outputfile).
-        with output_claims():
+        with output_claims(), warnings_emitted():
             return _dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:
         # The reader went away (``zodbshootout show run.json | head``): stop

@@ -20,6 +20,7 @@ from zodbshootout.cli.outputs import RunOutputs
 from zodbshootout.cli.printing import print_spread_warning, print_table
 from zodbshootout.cli.progress import RunPlan, make_progress
 from zodbshootout.cli.report import report_error
+from zodbshootout.cli.say import emit
 from zodbshootout.concurrency import GEVENT, PROCESSES, THREADS, mode_of, refuse_options
 from zodbshootout.concurrency.host_environment import latency_lines
 from zodbshootout.config.hosts import parse_hosts
@@ -97,19 +98,19 @@ def _confirm_zaps(
 
     def ask(name: str) -> bool:
         if not interactive:
-            print(
+            emit(
                 f"zodbshootout: not zapping {name}: standard input is not a terminal "
                 f"(--zap force,{name} zaps it without asking)",
-                file=sys.stderr,
+                sys.stderr,
             )
             return False
-        print(
+        emit(
             f"Zap database {name}? This erases ALL its data, also data zodbshootout "
             "did not write. [y/N] ",
+            sys.stderr,
             end="",
-            file=sys.stderr,
-            flush=True,
         )
+        sys.stderr.flush()
         try:
             answer = sys.stdin.readline()
         except (OSError, ValueError):
@@ -285,14 +286,14 @@ def _report(result: RunResult, outputs: RunOutputs, options: RunOptions, verbose
         code = EXIT_CELLS_FAILED  # measured, but the file asked for is not there
     if code == EXIT_USAGE:
         for line in format_setup_errors(result):
-            print(line, file=sys.stderr)
+            emit(line, sys.stderr)
         return code
     if outputs.table_on_stdout:
         print_table(result, outputs.format, options.aggregate)
     print_spread_warning(result)
     if verbose:
         for line in format_database_descriptions(result):
-            print(line, file=sys.stderr)
+            emit(line, sys.stderr)
     return code
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from zodbshootout.cli.say import emit
 from zodbshootout.errors import UsageError
 from zodbshootout.results import file as resultfile
 from zodbshootout.results import metadata
@@ -83,7 +84,7 @@ class RunOutputs:
                 self._saved.add(path)
             except (OSError, UsageError) as e:
                 if not self._warned:
-                    print(f"zodbshootout: warning: {_save_error(path, e)}", file=sys.stderr)
+                    emit(f"zodbshootout: warning: {_save_error(path, e)}", sys.stderr)
                 self._warned = True
 
     def finish(self, result: RunResult) -> None:
@@ -112,9 +113,9 @@ class RunOutputs:
                 self._saved.add(path)
             except (OSError, UsageError) as e:
                 self.save_failed = True
-                print(
+                emit(
                     f"zodbshootout: error: {_save_error(path, e)}{self._left_at(path)}",
-                    file=sys.stderr,
+                    sys.stderr,
                 )
 
     def _left_at(self, path: str) -> str:

@@ -5,29 +5,18 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 from typing import Any, TextIO
 
+from zodbshootout.cli.say import emit
 from zodbshootout.render.formats import get_format
 from zodbshootout.results.noise import format_busy_warning
 from zodbshootout.results.record import RunResult
 from zodbshootout.results.stats import format_spread_warning
 
-#: Held while a line is written: progress comes from several threads at once
-#: (a mix's progress thread beside its runner, workers run as --threads).
-_LINE_LOCK = threading.Lock()
-
 
 def write_line(line: str, stream: TextIO | None = None) -> None:
-    """*line* and its newline in one write, under one lock: two never mix mid-line.
-
-    ``print`` writes the text and the newline separately, so two threads
-    printing at once can produce ``AB`` and two newlines.
-    """
-    stream = stream or sys.stderr
-    with _LINE_LOCK:
-        stream.write(line + "\n")
-        stream.flush()
+    """*line* on *stream* (stderr), safe and whole (see :func:`zodbshootout.cli.say.emit`)."""
+    emit(line, stream or sys.stderr)
 
 
 def print_table(
@@ -40,7 +29,7 @@ def print_table(
     width = shutil.get_terminal_size((100, 24)).columns if _isatty(stream) else None
     output = get_format(format_name).on_terminal(color, width)
     for line in output.run(result, aggregate):
-        print(line, file=stream)
+        emit(line, stream, styled=color)
 
 
 def print_spread_warning(result: RunResult, every: bool = False) -> None:
@@ -48,15 +37,15 @@ def print_spread_warning(result: RunResult, every: bool = False) -> None:
     *every* one), and what to do; and whether the machine was busy while they were
     measured."""
     for index, line in enumerate(format_spread_warning(result, every=every)):
-        print(f"zodbshootout: {line}" if index == 0 else line, file=sys.stderr)
+        emit(f"zodbshootout: {line}" if index == 0 else line, sys.stderr)
     for line in format_busy_warning(result.metadata):
-        print(f"zodbshootout: warning: {line}", file=sys.stderr)
+        emit(f"zodbshootout: warning: {line}", sys.stderr)
 
 
 def print_lines(lines: list[str]) -> None:
-    """*lines* on stdout, one each."""
+    """*lines* on stdout, one each, made safe for the terminal."""
     for line in lines:
-        print(line)
+        emit(line)
 
 
 def _isatty(stream: Any) -> bool:

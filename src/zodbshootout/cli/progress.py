@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from zodbshootout.cli.printing import write_line
+from zodbshootout.render.safe_text import terminal_safe
 from zodbshootout.run.progress import ProgressEvent
 
 #: How far into a repetition each stage starts, as a fraction of it: the
@@ -261,7 +262,7 @@ class RichProgress:
         if event.stage == "failed":
             # A failure is worth keeping on screen; the footnote repeats it later.
             self.display.console.print(
-                f"zodbshootout: {event.database}: failed: {event.detail}",
+                terminal_safe(f"zodbshootout: {event.database}: failed: {event.detail}"),
                 markup=False,
                 highlight=False,
             )

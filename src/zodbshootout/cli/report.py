@@ -6,6 +6,7 @@ import sys
 import traceback
 from typing import Any
 
+from zodbshootout.cli.say import emit, emit_lines
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_USAGE, UsageError
 from zodbshootout.inputs import MAX_CONFIG_BYTES, read_text
 from zodbshootout.redact import find_secrets, redact
@@ -35,16 +36,13 @@ def report_error(error: BaseException, args: Any, internal: bool = False) -> int
     debug = bool(getattr(args, "debug", False))
     if debug:
         text = "".join(traceback.format_exception(error))
-        print(redact(text, secrets), end="", file=sys.stderr)
+        emit_lines(redact(text, secrets), sys.stderr)
     message = shorten_long_words(redact(" ".join(str(error).split()), secrets))
     if internal:
         hint = "" if debug else " (run again with --debug to see where, and please report it)"
-        print(
-            f"zodbshootout: internal error: {type(error).__name__}: {message}{hint}",
-            file=sys.stderr,
-        )
+        emit(f"zodbshootout: internal error: {type(error).__name__}: {message}{hint}", sys.stderr)
         return EXIT_CELLS_FAILED
-    print(f"zodbshootout: error: {message}", file=sys.stderr)
+    emit(f"zodbshootout: error: {message}", sys.stderr)
     return EXIT_USAGE
 
 

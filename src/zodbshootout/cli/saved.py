@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Any
 
+from zodbshootout.cli.say import emit
 from zodbshootout.results.noise import busy_load
 from zodbshootout.results.record import RunResult
 from zodbshootout.results.stats import AGGREGATES
@@ -24,7 +25,7 @@ def warn(command: str, lines: list[str], quiet: bool) -> None:
     if quiet:
         return
     for line in lines:
-        print(f"zodbshootout {command}: warning: {line}", file=sys.stderr)
+        emit(f"zodbshootout {command}: warning: {line}", sys.stderr)
 
 
 def run_names(paths: list[str], results: list[RunResult] | None = None) -> list[str]:

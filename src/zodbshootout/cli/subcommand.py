@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from zodbshootout.cli.commands import Command, load_command
 from zodbshootout.cli.parsing import Parser
 from zodbshootout.cli.report import report_error, shorten_long_words
+from zodbshootout.cli.say import emit
 from zodbshootout.errors import EXIT_SIGINT, EXIT_USAGE, UsageError
 
 
@@ -48,7 +49,7 @@ def run_subcommand(argv: Sequence[str]) -> int:
         hint = ""
         if os.path.isfile(name):
             hint = f" (to run the configuration file {name!r}, write ./{name})"
-        print(f"zodbshootout {name}: error: {shorten_long_words(str(e))}{hint}", file=sys.stderr)
+        emit(f"zodbshootout {name}: error: {shorten_long_words(str(e))}{hint}", sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_SIGINT

@@ -103,12 +103,21 @@ def _format_block(databases: list[str], block: Block) -> list[str]:
 
 
 def csv_lines(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    """*rows* under *header* as CSV lines; None is an empty cell."""
+    """*rows* under *header* as CSV lines, one per row; None is an empty cell.
+
+    A row is one line even when a value holds a newline (quoted, as CSV
+    allows): the command line then shows that newline instead of letting a
+    file's text start a line of its own (see render/safe_text.py).
+    """
+    return [_csv_row(header), *(_csv_row(row) for row in rows)]
+
+
+def _csv_row(row: Sequence[Any]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(["" if value is None else str(value) for value in row] for row in rows)
-    return out.getvalue().splitlines()
+    csv.writer(out, lineterminator="").writerow(
+        ["" if value is None else str(value) for value in row]
+    )
+    return out.getvalue()
 
 
 def _with_notes(lines: list[str], notes: list[str]) -> list[str]:

@@ -25,6 +25,7 @@ from zodbshootout.render import cachesim, comparison, history, mix, mix_comparis
 from zodbshootout.render.csv import format_footnotes
 from zodbshootout.render.formats import Format
 from zodbshootout.render.markdown import insight_text
+from zodbshootout.render.safe_text import terminal_safe
 from zodbshootout.render.table import Block, Cell, build_table
 from zodbshootout.render.table_writer import aligned, dashes
 from zodbshootout.results.record import RunResult
@@ -52,21 +53,28 @@ def _block_table(databases: list[str], block: Block, title: str, color: bool) ->
     rich_table = RichTable(title=title, title_justify="left")
     rich_table.add_column("Transaction", justify="left", no_wrap=True)
     for database in databases:
-        rich_table.add_column(database, justify="right", no_wrap=True)
+        # Text, not str: rich would read a name's [brackets] as markup.  Made
+        # safe here, since the colours rich adds are the only escapes kept.
+        rich_table.add_column(_safe(database), justify="right", no_wrap=True)
     for label, cells in block.rows:
         best = _best_index(cells)
         rich_table.add_row(
-            label,
+            _safe(label),
             *(_cell_text(cell, index == best, color) for index, cell in enumerate(cells)),
         )
     if block.insight:
         rich_table.add_section()  # a rule between the rates and the insight rows
     for row in block.insight:
         rich_table.add_row(
-            row.label,
-            *(Text(insight_text(cell), style="dim" if cell.footnote else "") for cell in row.cells),
+            _safe(row.label),
+            *(_safe(insight_text(cell), "dim" if cell.footnote else "") for cell in row.cells),
         )
     return rich_table
+
+
+def _safe(text: str, style: str = "") -> Text:
+    """*text* from a file as rich text: no markup read, no control character kept."""
+    return Text(terminal_safe(text), style=style)
 
 
 def _best_index(cells: list[Cell]) -> int | None:
@@ -150,7 +158,7 @@ class Terminal(Format):
         if marked and not self.color:
             console.print(Text("* the fastest database of its row"))
         for line in format_footnotes(table)[1:]:
-            console.print(Text(line))
+            console.print(_safe(line))
         return [line.rstrip() for line in out.getvalue().splitlines()]
 
     def mix(self, run: MixRun) -> list[str]:

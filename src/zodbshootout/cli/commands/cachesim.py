@@ -23,6 +23,7 @@ from zodbshootout.cli.numbers import Parsed
 from zodbshootout.cli.parsing import add_files, add_format
 from zodbshootout.cli.printing import print_lines
 from zodbshootout.cli.saved import warn
+from zodbshootout.cli.say import emit
 from zodbshootout.errors import EXIT_OK
 from zodbshootout.outputfile import written_name
 from zodbshootout.render.formats import get_format
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
         plot_simulation(simulation, args.plot)
         if not args.quiet:
-            print(f"zodbshootout: wrote {args.plot}", file=sys.stderr)
+            emit(f"zodbshootout: wrote {args.plot}", sys.stderr)
     print_lines(get_format(args.format).simulation(simulation))
     return EXIT_OK
 

@@ -22,6 +22,7 @@ from zodbshootout.cli.commands import Command
 from zodbshootout.cli.parsing import add_aggregate, add_format, percent
 from zodbshootout.cli.printing import print_lines
 from zodbshootout.cli.saved import busy_lines, format_differences, run_names, saved_aggregate, warn
+from zodbshootout.cli.say import emit
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, UsageError
 from zodbshootout.render.formats import get_format
 from zodbshootout.results import metadata
@@ -185,9 +186,9 @@ def _work_gate(results: list[RunResult], names: list[str], count: str | None) ->
 
 def _say_slower(heading: str, cells: list[str]) -> None:
     """The cells that trip --fail-if-slower, under *heading*, on stderr."""
-    print(f"zodbshootout compare: {heading} (--fail-if-slower):", file=sys.stderr)
+    emit(f"zodbshootout compare: {heading} (--fail-if-slower):", sys.stderr)
     for cell in cells:
-        print(f"  {cell}", file=sys.stderr)
+        emit(f"  {cell}", sys.stderr)
 
 
 def _gate(comparisons: list[Any], percent: float) -> int:
@@ -212,7 +213,7 @@ def _gate(comparisons: list[Any], percent: float) -> int:
         return EXIT_OK
     counts = [gate.advised_repetitions for _c, gate in gates if gate.blind]
     for line in _inconclusive_lines(percent, blind, counts):
-        print(line, file=sys.stderr)
+        emit(line, sys.stderr)
     return EXIT_INCONCLUSIVE
 
 

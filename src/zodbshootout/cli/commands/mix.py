@@ -19,6 +19,7 @@ from zodbshootout.cli.commands import Command
 from zodbshootout.cli.numbers import CONCURRENCY, OBJECT_SIZE, SEED, TIMEOUT, Number, Parsed
 from zodbshootout.cli.parsing import add_format, add_output
 from zodbshootout.cli.printing import write_line
+from zodbshootout.cli.say import emit
 from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.errors import (
@@ -343,16 +344,16 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
 
     if result.failures and not result.mix and not result.interrupted:
         for failure in result.failures:
-            print(f"zodbshootout mix: error: {failure.database}: {failure.reason}", file=sys.stderr)
+            emit(f"zodbshootout mix: error: {failure.database}: {failure.reason}", sys.stderr)
         return EXIT_USAGE
     run = MixRun.of(result)
     if outputs.table_on_stdout:
         for line in get_format(outputs.format).mix(run):
-            print(line)
+            emit(line)
     if not quiet:
         for record in run.records:
             for warning in trend_warnings(record):
-                print(f"zodbshootout mix: warning: {warning}", file=sys.stderr)
+                emit(f"zodbshootout mix: warning: {warning}", sys.stderr)
     if result.interrupted:
         return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
     if result.failures or outputs.save_failed:

@@ -13,6 +13,7 @@ import sys
 from zodbshootout.cli.commands import Command
 from zodbshootout.cli.parsing import add_aggregate, add_files, add_output
 from zodbshootout.cli.saved import is_pair, is_single, run_names, saved_aggregate, warn
+from zodbshootout.cli.say import emit
 from zodbshootout.errors import EXIT_OK, UsageError
 from zodbshootout.results import file as resultfile
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _plot_history(paths, args)
     if not args.quiet:
-        print(f"zodbshootout: wrote {args.output}", file=sys.stderr)
+        emit(f"zodbshootout: wrote {args.output}", sys.stderr)
     return EXIT_OK
 
 

@@ -20,6 +20,7 @@ from zodbshootout.cli.saved import (
     saved_aggregate,
     warn,
 )
+from zodbshootout.cli.say import emit
 from zodbshootout.errors import EXIT_OK, UsageError
 from zodbshootout.outputfile import REPORT_MARKER
 from zodbshootout.results import file as resultfile
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
     if not args.quiet:
-        print(f"zodbshootout: wrote {written[0]} ({len(written)} files)", file=sys.stderr)
+        emit(f"zodbshootout: wrote {written[0]} ({len(written)} files)", sys.stderr)
     return EXIT_OK
 
 

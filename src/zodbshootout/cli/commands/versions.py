@@ -34,6 +34,7 @@ from zodbshootout.cli.commands import Command
 from zodbshootout.cli.commands.compare import VARIANT_FACTS, compare_runs
 from zodbshootout.cli.numbers import SEED, Number
 from zodbshootout.cli.parsing import add_aggregate, add_format, percent
+from zodbshootout.cli.say import emit, emit_lines
 from zodbshootout.errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_SIGINT, UsageError
 from zodbshootout.outputfile import check_output_target, written_name
 from zodbshootout.render.versions import format_variants
@@ -177,13 +178,13 @@ def run(args: argparse.Namespace) -> int:
         return _versions(args, args.passed)
     except BuildError as e:
         if args.debug and e.output:
-            print(e.output, file=sys.stderr)
+            emit_lines(e.output, sys.stderr)
         raise
 
 
 def _say(args: argparse.Namespace, message: str) -> None:
     if not args.quiet:
-        print(f"zodbshootout versions: {message}", file=sys.stderr)
+        emit(f"zodbshootout versions: {message}", sys.stderr)
 
 
 def _clear(args: argparse.Namespace) -> int:
@@ -285,7 +286,7 @@ def _report(args: argparse.Namespace, versions: VersionsResult, rounds: Rounds) 
         _say(args, "interrupted before every variant ran: nothing to compare")
         return rounds.interrupted or EXIT_SIGINT
     for line in format_variants(versions, args.format):
-        print(line)
+        emit(line)
     code = compare_runs(
         [v.result for v in versions.variants],
         [v.name for v in versions.variants],
