@@ -97,10 +97,13 @@ def _lock(path: str, target: str) -> int:
     for _attempt in range(100):
         try:
             handle = os.open(
-                lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666 & ~umask
+                lock,
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                0o666 & ~umask,
             )
         except OSError as e:
             raise UsageError(f"cannot write {path}: {lock}: {e.strerror or e}") from None
+        _refuse_foreign_lock(path, lock, handle)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
@@ -122,6 +125,21 @@ def _lock(path: str, target: str) -> int:
             return handle
         os.close(handle)  # released and removed meanwhile: lock the new one
     raise UsageError(f"cannot write {path}: its lock {lock} keeps changing")
+
+
+def _refuse_foreign_lock(path: str, lock: str, handle: int) -> None:
+    """Close *handle* and refuse if *lock* is not a lock file of ours: a FIFO, a device,
+    a file with other names (a hard link) or other content, which we would empty."""
+    found = os.fstat(handle)
+    text = os.pread(handle, 64, 0) if stat.S_ISREG(found.st_mode) else b""
+    ours = not text or text.strip().isdigit()
+    if stat.S_ISREG(found.st_mode) and found.st_nlink <= 1 and ours:
+        return
+    os.close(handle)
+    raise UsageError(
+        f"refusing to write {path}: {lock} is there and is not a lock of zodbshootout's; "
+        "remove it if it is nobody's, or give another name"
+    )
 
 
 def _holder(handle: int) -> str:
