@@ -14,7 +14,8 @@ bad
     case's time limit (a hang); exit 0 where a failure was expected (silent);
     exit 2 with more than one line or a line longer than 2000 characters;
     exit 1 without a reason for the failed cell; any other exit code; a
-    user's store or file that changed.
+    user's store or file that changed; a control character (but tab and
+    newline) in stdout or stderr.
 
 The families of cases: options of a run, configurations (generated and
 hostile: FIFOs, device nodes made with mknod inside the directory, includes
@@ -23,8 +24,14 @@ show / compare / history / export / plot / report (hostile values anywhere in
 a real document, and malformed files), cachesim on bad traces and
 directories, ``<rawkv>`` sections pointing at a user's stores, output
 targets that are no regular files, and worker and populate faults (the
-test-only ``ZODBSHOOTOUT_FAULT`` hook).  No case writes to a device: device
-nodes are only ever read from.
+test-only ``ZODBSHOOTOUT_FAULT`` hook).  Round 4 (issue 35) adds report
+directories that are someone else's (``report``), outputs another process
+holds or whose lock name is taken (``lock``), progress intervals
+(``options``), and escape sequences in every string of a result, mix or
+versions file, shown by every subcommand in every format (``terminal``).
+Every case's output is also searched for control characters: a file's ESC,
+BEL, NUL or CR reaching the terminal is bad whatever the exit code.  No
+case writes to a device: device nodes are only ever read from.
 
 The generators are the tests' own (``tests/support/hostile.py``).  Usage,
 from a checkout, in the venv that has zodbshootout installed::
@@ -245,6 +252,27 @@ def option_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
     # mix: its own options.
     for o in (["-d", "-1"], ["-d", "nan"], ["-n", "0"], ["--rate", "-3"], ["-w", "ycsb-z"]):
         cases.append(Case("options", "mix " + " ".join(o), ["mix", config, "--threads", *o], USAGE))
+    return cases + _interval_cases(config)
+
+
+def _interval_cases(config: str) -> list[Case]:
+    """Progress intervals too short, or too many of them (issue 35, 7); the bound runs."""
+    mix = ["mix", config, "--threads", "-n", "20", "--warmup", "0", "-q"]
+    cases = [
+        Case("options", f"mix {' '.join(o)}", [*mix, *o], USAGE, 30.0)
+        for o in (
+            ["-d", "1", "--interval", "1e-9"],
+            ["-d", "1", "--interval", "1e-5"],
+            ["-d", "1", "--interval", "0.05"],
+            ["-d", "1", "--interval", "1e-300"],
+            ["-d", "1", "--interval", "-0.0"],
+            ["-d", "1", "--interval", "0x1p-20"],
+            ["-d", "86400", "--interval", "0.5"],
+            ["-d", "1e7"],
+        )
+    ]
+    bound = ["-d", "0.5", "--interval", "0.1"]
+    cases.append(Case("options", "mix " + " ".join(bound), [*mix, *bound], frozenset({0}), 60.0))
     return cases
 
 
@@ -1003,6 +1031,303 @@ def _absent(tokens: list[str], saved: pathlib.Path) -> Callable[[], str | None]:
     return check
 
 
+# --- round 4: report directories, held outputs, terminal injection (issue 35) ----------
+
+
+def _saved_runs(box: Sandbox) -> tuple[pathlib.Path, pathlib.Path]:
+    """Two good classic result files (a base and a changed run)."""
+    base = hostile.base_document()
+    changed = copy.deepcopy(base)
+    changed["metadata"]["started"] += 60
+    return box.file("good.json", json.dumps(base)), box.file("changed.json", json.dumps(changed))
+
+
+def _intact(path: pathlib.Path) -> Callable[[], str | None]:
+    """A check that everything at *path* is as it was when the case was made."""
+    before = hostile.checksum(path)
+
+    def check() -> str | None:
+        return None if hostile.checksum(path) == before else f"{path.name} changed"
+
+    return check
+
+
+def report_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Report directories that are someone else's: refused and left byte for byte."""
+    good, _changed = _saved_runs(box)
+    outside = box.file("outside.svg", "<svg>the user's</svg>")
+    foreign: dict[str, dict[str, str | bytes | pathlib.Path | None]] = {
+        "web root": {"index.html": "<html>mine</html>"},
+        "web root with charts": {
+            "index.html": "<html>mine</html>",
+            "run.svg": "<svg/>",
+            "history.svg": "<svg/>",
+            "comparison.svg": "<svg/>",
+        },
+        "sphinx build": {"index.html": "x", "searchindex.js": "x", "_static": None},
+        "marker is a symlink": {".zodbshootout-report": outside, "index.html": "x"},
+        "marker is a directory": {".zodbshootout-report": None, "index.html": "x"},
+        "marker is a fifo": {".zodbshootout-report": b"fifo", "index.html": "x"},
+        "only a hidden file": {".git": None},
+        "a dangling symlink": {"index.html": box.root / "nowhere"},
+    }
+    cases = []
+    for what, entries in foreign.items():
+        site = box.directory(f"report {what}") / "site"
+        site.mkdir()
+        for name, content in entries.items():
+            if content is None:
+                (site / name).mkdir()
+            elif content == b"fifo":
+                os.mkfifo(site / name)
+            elif isinstance(content, pathlib.Path):
+                (site / name).symlink_to(content)
+            else:
+                (site / name).write_text(content) if isinstance(content, str) else None
+        argv = ["report", str(good), "-o", str(site)]
+        cases.append(Case("report", what, argv, USAGE, 120.0, check=_intact(site.parent)))
+    # An earlier report of the tool's, with a file of the user's beside it: replaced, kept.
+    site = box.directory("report earlier") / "site"
+    earlier = ["report", str(good), "-o", str(site)]
+    subprocess.run([sys.executable, "-m", "zodbshootout", *earlier, "-q"], check=True)
+    notes = site / "notes.txt"
+    notes.write_text("the user's own file\n")
+    cases.append(Case("report", "earlier report", earlier, frozenset({0}), 120.0,
+                      check=_intact(notes)))  # fmt: skip
+    # A chart name of an earlier report that is now a link to the user's file: refused.
+    linked = box.directory("report linked chart") / "site"
+    subprocess.run([sys.executable, "-m", "zodbshootout", *earlier[:3], str(linked), "-q"],
+                   check=True)  # fmt: skip
+    (linked / "run.svg").unlink()
+    (linked / "run.svg").symlink_to(outside)
+    argv = ["report", str(good), "-o", str(linked)]
+    cases.append(Case("report", "chart is a link out", argv, USAGE, 120.0,
+                      check=_intact(outside)))  # fmt: skip
+    return cases
+
+
+#: A process that claims its argv[1] as a running command does, says so, and
+#: holds it until its stdin closes.
+_HOLDER = (
+    "import sys\n"
+    "from zodbshootout.outputfile import claim_output, output_claims\n"
+    "with output_claims():\n"
+    "    claim_output(sys.argv[1])\n"
+    "    print('held', flush=True)\n"
+    "    sys.stdin.read()\n"
+)
+
+
+class Holder:
+    """Another command holding an output while a case runs (its ``keep``)."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline() != "held\n":
+            raise RuntimeError(f"the holder of {path} did not start")
+
+    def close(self) -> None:
+        self.process.communicate("")
+
+
+def lock_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Outputs another command holds, or whose lock name is someone else's file: refused,
+    the output left as it was; a lock a killed command left: no obstacle."""
+    good, changed = _saved_runs(box)
+    config = str(box.file("mem-locks.conf", IN_MEMORY))
+    quick = ["-n", "5", "-c", "1", "-r", "1", "-q", "--threads"]
+    trace = str(_trace(box))
+    # Each writer: its argv writing into a directory, and the output it names there.
+    writers: dict[str, Callable[[pathlib.Path], tuple[list[str], pathlib.Path]]] = {
+        "run -o": lambda d: ([config, *quick, "-o", str(d / "o.json")], d / "o.json"),
+        "run --pyperf": lambda d: ([config, *quick, "--pyperf", str(d / "p.json")], d / "p.json"),
+        "run --save-to": lambda d: ([config, *quick, "-o", str(d / "o.json"), "--save-to",
+                                     str(d / "runs")], d / "o.json"),
+        "mix -o": lambda d: (["mix", config, "--threads", "-n", "10", "-d", "0.3", "--warmup",
+                              "0", "-q", "-o", str(d / "m.json")], d / "m.json"),
+        "export": lambda d: (["export", str(good), "-o", str(d / "e.json")], d / "e.json"),
+        "plot": lambda d: (["plot", str(good), "-o", str(d / "c.png")], d / "c.png"),
+        "plot two": lambda d: (["plot", str(good), str(changed), "-o", str(d / "c.svg")],
+                               d / "c.svg"),
+        "cachesim --plot": lambda d: (["cachesim", trace, "--plot", str(d / "s.png")],
+                                      d / "s.png"),
+        "report": lambda d: (["report", str(good), "-o", str(d / "site")], d / "site"),
+    }  # fmt: skip
+    cases = []
+    for what, make in writers.items():
+        directory = box.directory(f"held {what}")
+        argv, target = make(directory)
+        if what != "report":
+            target.write_bytes(b"an earlier file\n")
+        holder = Holder(target)  # before the checksum: its lock file is there throughout
+        cases.append(Case("lock", f"{what} held", argv, USAGE, 120.0,
+                          check=_intact(directory), keep=holder))  # fmt: skip
+        for squatter, make_lock in _squatters(box).items():
+            directory = box.directory(f"squat {what} {squatter}")
+            argv, target = make(directory)
+            make_lock(directory / f".{target.name}.lock")
+            cases.append(Case("lock", f"{what} lock is {squatter}", argv, USAGE, 120.0,
+                              check=_intact(directory)))  # fmt: skip
+    # A lock file a killed command left behind blocks nothing, and is removed.
+    directory = box.directory("stale lock")
+    (directory / ".out.json.lock").write_text("999999999\n")
+    argv = ["export", str(good), "-o", str(directory / "out.json")]
+    cases.append(Case("lock", "stale lock", argv, frozenset({0}),
+                      check=_only(directory, {"out.json"})))  # fmt: skip
+    return cases
+
+
+def _squatters(box: Sandbox) -> dict[str, Callable[[pathlib.Path], object]]:
+    """Someone else's file where an output's lock would be."""
+    precious = box.file("precious.txt", "precious\n")
+    return {
+        "a file of other content": lambda lock: lock.write_text("my notes\n"),
+        "a hard link": lambda lock: os.link(precious, lock),
+        "a symlink": lambda lock: lock.symlink_to(precious),
+        "a fifo": os.mkfifo,
+        "a directory": lambda lock: lock.mkdir(),
+    }
+
+
+def _trace(box: Sandbox) -> pathlib.Path:
+    """A small SPC trace (ASU, LBA, size, opcode, timestamp)."""
+    lines = [f"0,{block},4096,r,{block / 1000:.3f}" for block in range(200)]
+    return box.file("small.spc", "\n".join(lines * 3) + "\n")
+
+
+#: The start of a line a hostile string would forge.
+_FORGED = "FORGED:"
+
+#: Escape sequences and controls a hostile file puts in its strings.
+_ESCAPES = [
+    "\x1b]52;c;SGVsbG8=\x07",  # OSC 52: write the clipboard
+    "\x1b]0;pwned\x07",  # a window title
+    "\x1b]8;;http://example.invalid\x1b\\link\x1b]8;;\x1b\\",  # OSC 8 hyperlink
+    "\x1b[2J\x1b[H",  # clear the screen, cursor home
+    "\x1b[8m",  # conceal
+    "\x1bP+q544e\x1b\\",  # DCS: ask the terminal about itself
+    "\x07",
+    "\x00",
+    "\r" + _FORGED + " overwritten",
+    "\n" + _FORGED + " a line of its own",
+    "\r\n" + _FORGED + " after CRLF",
+    "\u2028" + _FORGED + " after a line separator",
+    "\u202e" + "desrever",
+    "\x9b31m",  # C1 CSI
+    "\x85" + _FORGED + " after NEL",
+    "\x08\x08\x08\x7f",
+    "[bold red]markup[/] [/nope]",  # rich's markup, which must not be read
+]
+
+
+def _hostile_text(rng: random.Random) -> str:
+    return "".join(rng.choice(_ESCAPES) for _ in range(rng.randint(1, 3)))
+
+
+def _poison(document: dict, rng: random.Random, names: list[str]) -> dict:
+    """*document* with hostile text in its names, label, notes and metadata values."""
+    text = json.dumps(document)
+    for name in names:
+        text = text.replace(json.dumps(name), json.dumps(name + _hostile_text(rng)))
+    poisoned = json.loads(text)
+    metadata = poisoned.setdefault("metadata", {})
+    metadata["label"] = "label" + _hostile_text(rng)
+    environment = metadata.setdefault("environment", {})
+    for key in ("hostname", "cpu_model", "platform"):
+        environment[key] = key + _hostile_text(rng)
+    metadata["config"] = {"path": "c.conf" + _hostile_text(rng),
+                          "text": "<zodb x>" + _hostile_text(rng)}  # fmt: skip
+    poisoned["notes"] = [*poisoned.get("notes", []), "note" + _hostile_text(rng)]
+    for failure in poisoned.get("failures", []):
+        failure["reason"] = str(failure.get("reason", "")) + _hostile_text(rng)
+    return poisoned
+
+
+def terminal_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Escape sequences in classic, mix and versions files, through every subcommand and
+    format that prints them: shown, never obeyed (judged for every case)."""
+    from zodbshootout.render.formats import FORMATS
+
+    root = ROOT / "tests" / "unit" / "golden" / "mix"
+    classic = hostile.base_document()
+    classic_names = list(classic["databases"])
+    mix = {name: json.loads((root / f"{name}.json").read_text()) for name in ("base", "changed")}
+    mix_names = list(mix["base"]["databases"])
+    cases = []
+    for index in range(max(1, int(6 * scale))):
+        directory = box.directory(f"terminal {index}")
+        paths = {}
+        for name in ("base", "changed"):
+            document = _poison(classic, rng, classic_names)
+            document["metadata"]["started"] += 60 * (name == "changed")
+            paths[f"classic-{name}"] = directory / f"classic-{name}.json"
+            paths[f"classic-{name}"].write_text(json.dumps(document))
+            paths[f"mix-{name}"] = directory / f"mix-{name}.json"
+            paths[f"mix-{name}"].write_text(json.dumps(_poison(mix[name], rng, mix_names)))
+        paths["versions"] = directory / "versions.json"
+        paths["versions"].write_text(_hostile_versions(paths, rng))
+        c0, c1 = str(paths["classic-base"]), str(paths["classic-changed"])
+        m0, m1 = str(paths["mix-base"]), str(paths["mix-changed"])
+        formatted = {
+            "show": ["show", c0], "show mix": ["show", m0],
+            "compare": ["compare", c0, c1], "compare mix": ["compare", m0, m1],
+            "history": ["history", c0, c1], "history mix": ["history", m0, m1],
+            "compare versions": ["compare", str(paths["versions"])],
+        }  # fmt: skip
+        for what, argv in formatted.items():
+            for name in FORMATS:
+                cases.append(Case("terminal", f"{index} {what} {name}",
+                                  [*argv, "--format", name], CLEAN, 60.0))  # fmt: skip
+        plain = {
+            "show --metadata": ["show", c0, "--metadata"],
+            "show --metadata mix": ["show", m0, "--metadata"],
+            "plot two": ["plot", c0, c1, "-o", str(directory / "two.png")],
+            "plot mix": ["plot", m0, "-o", str(directory / "mix.svg")],
+            "report": ["report", c0, c1, "-o", str(directory / "site")],
+            "compare gate": ["compare", c0, c1, "--fail-if-slower", "1"],
+            "export": ["export", c0, "-o", str(directory / "pyperf.json")],
+        }
+        gate = frozenset({0, 1, 2, 3})
+        for what, argv in plain.items():
+            expect = gate if what == "compare gate" else CLEAN
+            cases.append(Case("terminal", f"{index} {what}", argv, expect, 120.0))
+    return cases
+
+
+def _hostile_versions(paths: dict[str, pathlib.Path], rng: random.Random) -> str:
+    """A versions file of two variants (the poisoned classic runs), hostile names."""
+    from zodbshootout.results import file as resultfile
+    from zodbshootout.results import versions
+
+    variants = [
+        versions.VariantRecord(
+            name + _hostile_text(rng),
+            ["ZEO==6.1" + _hostile_text(rng)],
+            {"requested": "", "executable": "/usr/bin/python3" + _hostile_text(rng),
+             "version": "3.11.7", "implementation": "CPython"},
+            "uv" + _hostile_text(rng),
+            {"key": "k", "path": "/cache/x", "built": True, "build_seconds": 1.0},
+            {"ZEO" + _hostile_text(rng): "6.1"},
+            resultfile.load(str(paths[f"classic-{which}"])),
+        )
+        for name, which in (("old", "base"), ("new", "changed"))
+    ]  # fmt: skip
+    rounds = [
+        versions.RoundRecord(1, index + 1, variant.name, 10.0 + index, 11.0 + index, 0)
+        for index, variant in enumerate(variants)
+    ]
+    result = versions.VersionsResult(
+        ["etc/local.conf"], "alternate", None, 1, variants, rounds, 10.0, 12.0
+    )
+    return json.dumps(versions.to_document(result))
+
+
 FAMILIES = {
     "options": option_cases,
     "config": config_cases,
@@ -1013,6 +1338,9 @@ FAMILIES = {
     "fault": fault_cases,
     "secret": secret_cases,
     "bounds": bound_cases,
+    "report": report_cases,
+    "lock": lock_cases,
+    "terminal": terminal_cases,
 }
 
 
@@ -1053,9 +1381,28 @@ def run_case(case: Case, root: pathlib.Path) -> Outcome:
     return Outcome(case, verdict, good, process.returncode, seconds, _tail(out, err))
 
 
-def judge(case: Case, code: int, stdout: str, stderr: str) -> tuple[str, bool]:
+#: What a terminal obeys: control characters but tab and newline, the bidi
+#: overrides and the line separators (see src/zodbshootout/render/safe_text.py).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]"
+)
+
+
+def _leaked(case: Case, stdout: str, stderr: str) -> str | None:
+    """What the output shows that it must not: a password, a file's control characters."""
     if case.secrets and any(secret in stdout + stderr for secret in case.secrets):
-        return "a password in the output", False
+        return "a password in the output"
+    if _UNSAFE.search(stdout + stderr):
+        return "a control character in the output"
+    if any(line.startswith(_FORGED) for line in (stdout + "\n" + stderr).splitlines()):
+        return "a line forged by a file"
+    return None
+
+
+def judge(case: Case, code: int, stdout: str, stderr: str) -> tuple[str, bool]:
+    leaked = _leaked(case, stdout, stderr)
+    if leaked:
+        return leaked, False
     if "internal error" in stderr or (
         "Traceback" in stdout + stderr and "--debug" not in case.argv
     ):

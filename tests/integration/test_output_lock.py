@@ -142,3 +142,17 @@ def test_a_killed_holders_lock_does_not_block_the_next_writer(tmp_path):
     done = run_cli("export", run, "-o", str(target))
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / ".out.json.lock").exists()
+
+
+def test_a_refused_output_leaves_no_save_to_directory_behind(tmp_path):
+    config = tmp_path / "mem.conf"
+    config.write_text(MEMORY)
+    out = tmp_path / "run.json"
+    holder = _holder(str(out))
+    try:
+        done = run_cli(str(config), "-n", "5", "-r", "1", "-q", "--threads", "-o", str(out),
+                       "--save-to", str(tmp_path / "runs"))  # fmt: skip
+    finally:
+        holder.communicate("")
+    assert done.returncode == 2, done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["mem.conf"]

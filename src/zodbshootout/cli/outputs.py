@@ -44,6 +44,9 @@ class RunOutputs:
         self._saved: set[str] = set()  # paths this run has written at least once
         #: The file --save-to DIR writes: named after the time the run starts, and its label.
         self.saved: str | None = None
+        # -o and --pyperf first: a refusal leaves no --save-to directory behind.
+        for path in (self.output, self.pyperf):
+            _check_writable(path, getattr(args, "config", None))
         save_to: str | None = getattr(args, "save_to", None)
         if save_to:
             from zodbshootout.results.history import saved_file_name, unused_path
@@ -54,8 +57,7 @@ class RunOutputs:
                 except OSError as e:
                     raise UsageError(f"cannot create {save_to}: {e.strerror or e}") from None
             self.saved = unused_path(save_to, saved_file_name(time.time(), self.label))
-        for path in (self.output, self.pyperf, self.saved):
-            _check_writable(path, getattr(args, "config", None))
+        _check_writable(self.saved, getattr(args, "config", None))
 
     @property
     def result_files(self) -> list[str]:
