@@ -1230,11 +1230,12 @@ def _hostile_text(rng: random.Random) -> str:
     return "".join(rng.choice(_ESCAPES) for _ in range(rng.randint(1, 3)))
 
 
-def _poison(document: dict, rng: random.Random, names: list[str]) -> dict:
-    """*document* with hostile text in its names, label, notes and metadata values."""
+def _poison(document: dict, rng: random.Random, renames: dict[str, str]) -> dict:
+    """*document* with its databases renamed (*renames*: the same in the runs compared),
+    and hostile text in its label, notes and metadata values."""
     text = json.dumps(document)
-    for name in names:
-        text = text.replace(json.dumps(name), json.dumps(name + _hostile_text(rng)))
+    for name, hostile_name in renames.items():
+        text = text.replace(json.dumps(name), json.dumps(hostile_name))
     poisoned = json.loads(text)
     metadata = poisoned.setdefault("metadata", {})
     metadata["label"] = "label" + _hostile_text(rng)
@@ -1256,11 +1257,11 @@ def terminal_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]
 
     root = ROOT / "tests" / "unit" / "golden" / "mix"
     classic = hostile.base_document()
-    classic_names = list(classic["databases"])
     mix = {name: json.loads((root / f"{name}.json").read_text()) for name in ("base", "changed")}
-    mix_names = list(mix["base"]["databases"])
     cases = []
     for index in range(max(1, int(6 * scale))):
+        classic_names = {n: n + _hostile_text(rng) for n in classic["databases"]}
+        mix_names = {n: n + _hostile_text(rng) for n in mix["base"]["databases"]}
         directory = box.directory(f"terminal {index}")
         paths = {}
         for name in ("base", "changed"):
