@@ -110,7 +110,7 @@ def test_two_mix_runs_on_one_file_the_second_is_refused_the_first_saved(tmp_path
     out = tmp_path / "run.json"
     common = ["mix", str(config), "--threads", "-n", "20", "--warmup", "0", "-o", str(out)]
     first = subprocess.Popen(
-        [sys.executable, "-m", "zodbshootout", *common, "-d", "4", "--label", "first"],
+        [sys.executable, "-m", "zodbshootout", *common, "-d", "15", "--label", "first"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -121,6 +121,8 @@ def test_two_mix_runs_on_one_file_the_second_is_refused_the_first_saved(tmp_path
         # Its first progress line: it has checked (and claimed) its output by now.
         assert first.stderr.readline().startswith("zodbshootout mix:")
         second = run_cli(*common, "-d", "0.5", "--label", "second")
+        # Long enough that the runs overlapped even on a loaded machine.
+        assert first.poll() is None
         assert second.returncode == 2, second.stderr
         assert f"another zodbshootout (process {first.pid})" in second.stderr
         assert len(second.stderr.splitlines()) == 1
