@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from zodbshootout.cli.commands import COMMANDS
-from zodbshootout.cli.say import warnings_emitted
+from zodbshootout.cli.say import emit, warnings_emitted
 from zodbshootout.errors import (
     EXIT_CELLS_FAILED,
     EXIT_OK,
@@ -55,7 +55,7 @@ def _dispatch(argv: list[str]) -> int:
         try:
             argv = _subcommand_first(argv)
         except UsageError as e:
-            print(f"zodbshootout: error: {e}", file=sys.stderr)
+            emit(f"zodbshootout: error: {e}", sys.stderr)
             return EXIT_USAGE
     if argv and argv[0] in COMMANDS:
         from zodbshootout.cli.subcommand import run_subcommand

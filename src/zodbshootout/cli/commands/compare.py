@@ -170,16 +170,16 @@ def _work_gate(results: list[RunResult], names: list[str], count: str | None) ->
     ]
     if not grown:
         return EXIT_OK
-    print(
+    emit(
         f"zodbshootout compare: {len(grown)} cell(s) did more {count} per transaction "
         f"than the base (--fail-if-more-work {count}):",
-        file=sys.stderr,
+        sys.stderr,
     )
     for name, cell in grown:
-        print(
+        emit(
             f"  {name}: {describe_cell(cell.key)}: {work_text(cell.base)} -> "
             f"{work_text(cell.changed)}",
-            file=sys.stderr,
+            sys.stderr,
         )
     return EXIT_CELLS_FAILED
 

@@ -1,4 +1,7 @@
-"""Output claims inside one process (issue 35, 4); other processes: test_output_lock.py."""
+"""Output claims inside one process (issue 35, 4).
+
+Other processes: tests/integration/test_outputfile_lock.py.
+"""
 
 from __future__ import annotations
 
