@@ -113,7 +113,9 @@ def test_no_control_character_of_a_file_reaches_the_terminal(argv, files, capsys
             assert not UNSAFE.search(line), f"{line!r}"
             assert not line.startswith("forged line"), f"a forged line: {line!r}"
     # The hostile text did reach the output, shown: the check above can fail.
-    assert "\\u001b" in out + err
+    # (plot prints a file's text only in its warnings, when it has any.)
+    if argv[0] != "plot":
+        assert "\\u001b" in out + err
 
 
 def test_the_escapes_keep_a_json_document_valid_with_the_same_values():
