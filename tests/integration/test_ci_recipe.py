@@ -185,7 +185,10 @@ def test_the_recipes_steps_post_the_markdown_comparison(tmp_path):
     assert re.search(
         r"^\| pr \| 3\.\d+\.\d+ \| 6\.2 \| uv [\d.]+, built in \d+ s \|$", posted, re.M
     )
-    assert "| Database | Transaction | base | pr | Change | Verdict | Detectable |" in posted
+    assert (
+        "| Database | Transaction | base | pr | Change | Verdict | p | Holm p | Detectable |"
+        in posted
+    )
     assert re.search(r"^\| zeo_fs \| Read 20 Cold Objects \| \d+", posted, re.M)
     assert "change is pr relative to base" in posted
     # The job fails on a slowdown the run could see, and on nothing else.
