@@ -176,3 +176,46 @@ def test_a_slowed_variant_fails_the_gate_and_the_cached_one_is_not_built_again(
     assert saved["variants"][0]["environment"]["path"] == str(old)
     assert record.stat().st_mtime_ns == stamp
     assert saved["variants"][1]["packages"][slowdown.DISTRIBUTION] == slowdown.VERSION
+
+
+def test_the_work_gate_names_a_variant_that_stops_prefetching(first, cache_dir, tmp_path):
+    wheel = slowdown.build_wheel(tmp_path, slowdown.NO_PREFETCH)
+    done = versions(
+        tmp_path,
+        str(ROOT / "etc" / "local.conf"),
+        *("--with", f"ZEO=={OLD}"),
+        *("--with", f"lazy=ZEO=={OLD},{slowdown.NO_PREFETCH.distribution} @ {wheel}"),
+        *("--cache-dir", str(cache_dir), "--rounds", "1", "-o", "lazy.json"),
+        *("--fail-if-more-work", "round_trips"),
+        "--",
+        *("-n", "20", "-r", "1", "-c", "1", "--work", "cold", "prefetch"),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    # Both embedded ZEO databases and SQLite batch a prefetch; without it, one per object.
+    for database in ("zeo_fs", "sqlite", "zeo_pcache"):
+        assert re.search(rf"^  lazy: {database}, prefetch, 20 objects\b", done.stderr, re.M), (
+            done.stderr
+        )
+    assert not re.search(r"^  lazy: \S+, cold,", done.stderr, re.M), done.stderr
+
+
+def test_mix_runs_in_every_variant(first, cache_dir, tmp_path):
+    config = tmp_path / "fs.conf"
+    config.write_text("%import zodbshootout\n" + configs.filestorage("fs"))
+    done = versions(
+        tmp_path,
+        str(config),
+        "--mix",
+        *("--with", f"ZEO=={OLD}", "--with", f"ZEO=={NEW}"),
+        *("--cache-dir", str(cache_dir), "--rounds", "1", "-o", "mix.json"),
+        "--",
+        *("-n", "50", "-d", "1", "--warmup", "0", "-c", "1", "--threads"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads((tmp_path / "mix.json").read_text())
+    assert [v["name"] for v in document["variants"]] == [f"ZEO=={OLD}", f"ZEO=={NEW}"]
+    for variant in document["variants"]:
+        (record,) = variant["result"]["mix"]
+        assert record["database"] == "fs"
+        assert sum(o["count"] for o in record["operations"].values()) > 0
+    assert "environment found in the cache" in done.stderr

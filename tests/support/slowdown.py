@@ -17,6 +17,10 @@ as 1.36x at ±32 %, too close to a 30 % gate).  The test measures a
 FileStorage read in one thread, where nothing else waits for the CPU this
 holds (over ZEO, the spin would also starve the client's I/O thread).
 RelStorage connections don't use that adapter: their cells stay as fast.
+
+Built the same way, :data:`NO_PREFETCH` makes ``Connection.prefetch`` do
+nothing: a variant whose work per transaction grows (a round trip per
+object where one batch did), for the work-count gate.
 """
 
 from __future__ import annotations
@@ -25,32 +29,19 @@ import base64
 import hashlib
 import pathlib
 import zipfile
+from dataclasses import dataclass
 
-NAME = "zodbshootout_test_slowdown"
-DISTRIBUTION = "zodbshootout-test-slowdown"
-VERSION = "1.0"
-
+# A .pth line runs this module at start-up: it patches TARGET as soon as it is imported.
 HOOK = '''\
-"""Every MVCCAdapterInstance.load takes four times as long (zodbshootout's tests)."""
+"""{summary} (zodbshootout's tests)."""
 import importlib.abc
 import importlib.util
 import sys
 import time
 
-TARGET = "ZODB.mvccadapter"
+TARGET = "{target}"
 
-
-def _slowed(load):
-    def load_four_times_as_long(self, oid):
-        start = time.perf_counter()
-        try:
-            return load(self, oid)
-        finally:
-            until = time.perf_counter() + 3 * (time.perf_counter() - start)
-            while time.perf_counter() < until:
-                pass
-    return load_four_times_as_long
-
+{patch}
 
 class _Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -62,8 +53,7 @@ class _Hook(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             execute(module)
-            adapter = module.MVCCAdapterInstance
-            adapter.load = _slowed(adapter.load)
+            _patch(module)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -74,30 +64,87 @@ if TARGET not in sys.modules:
 '''
 
 
+@dataclass(frozen=True)
+class Package:
+    """A one-module package that patches one ZODB module when it is imported."""
+
+    name: str
+    summary: str
+    target: str
+    patch: str  # the source of ``_patch(module)``
+    version: str = "1.0"
+
+    @property
+    def distribution(self) -> str:
+        return self.name.replace("_", "-")
+
+    @property
+    def code(self) -> str:
+        return HOOK.format(summary=self.summary, target=self.target, patch=self.patch)
+
+
+SLOWDOWN = Package(
+    "zodbshootout_test_slowdown",
+    "Every MVCCAdapterInstance.load takes four times as long",
+    "ZODB.mvccadapter",
+    """\
+def _patch(module):
+    adapter = module.MVCCAdapterInstance
+    load = adapter.load
+
+    def load_four_times_as_long(self, oid):
+        start = time.perf_counter()
+        try:
+            return load(self, oid)
+        finally:
+            until = time.perf_counter() + 3 * (time.perf_counter() - start)
+            while time.perf_counter() < until:
+                pass
+
+    adapter.load = load_four_times_as_long
+""",
+)
+
+#: An application that never prefetches: Connection.prefetch does nothing.
+NO_PREFETCH = Package(
+    "zodbshootout_test_no_prefetch",
+    "Connection.prefetch does nothing",
+    "ZODB.Connection",
+    """\
+def _patch(module):
+    module.Connection.prefetch = lambda self, *args: None
+""",
+)
+
+# The slowdown's names, as the tests that use it read them.
+NAME, DISTRIBUTION, VERSION = SLOWDOWN.name, SLOWDOWN.distribution, SLOWDOWN.version
+
+
 def _record_line(name: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{name},sha256={digest},{len(data)}"
 
 
-def build_wheel(directory: pathlib.Path) -> pathlib.Path:
-    """Write the slowdown wheel into *directory*; its path."""
-    info = f"{NAME}-{VERSION}.dist-info"
+def build_wheel(directory: pathlib.Path, package: Package = SLOWDOWN) -> pathlib.Path:
+    """Write *package*'s wheel into *directory*; its path."""
+    name, version = package.name, package.version
+    info = f"{name}-{version}.dist-info"
     files = {
-        f"{NAME}.py": HOOK.encode(),
-        f"{NAME}.pth": f"import {NAME}\n".encode(),
+        f"{name}.py": package.code.encode(),
+        f"{name}.pth": f"import {name}\n".encode(),
         f"{info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: {VERSION}\n"
-            "Summary: zodbshootout's tests: every storage load twice as long\n"
+            f"Metadata-Version: 2.1\nName: {package.distribution}\nVersion: {version}\n"
+            f"Summary: zodbshootout's tests: {package.summary}\n"
         ).encode(),
         f"{info}/WHEEL": (
             b"Wheel-Version: 1.0\nGenerator: zodbshootout-tests\n"
             b"Root-Is-Purelib: true\nTag: py3-none-any\n"
         ),
     }
-    record = [_record_line(name, data) for name, data in files.items()]
+    record = [_record_line(path, data) for path, data in files.items()]
     files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
-    wheel = directory / f"{NAME}-{VERSION}-py3-none-any.whl"
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
+        for path, data in files.items():
+            archive.writestr(path, data)
     return wheel

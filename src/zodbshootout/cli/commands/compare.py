@@ -59,6 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "correction) by more than PCT percent, and name those cells; with code 3 "
         "(inconclusive) when some cell's runs could not have shown such a slowdown",
     )
+    add_work_gate(parser)
+    add_only_significant(parser)
+    add_aggregate(parser, "the base run")
+
+
+def add_work_gate(parser: argparse.ArgumentParser) -> None:
+    """``--fail-if-more-work COUNT``: compare's and versions' exact gate."""
     parser.add_argument(
         "--fail-if-more-work",
         metavar="COUNT",
@@ -68,13 +75,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"{', '.join(WORK_COUNTS)}) grew from the base, and name those cells; exact counts "
         "of runs made with --work, so the gate holds on a busy machine",
     )
+
+
+def add_only_significant(parser: argparse.ArgumentParser) -> None:
+    """``--only-significant``: compare's and versions' shorter table."""
     parser.add_argument(
         "--only-significant",
         action="store_true",
         help="list only the cells (mix: the rows) that differ significantly after Holm's "
         "correction, and say how many were hidden (the summary still covers every cell)",
     )
-    add_aggregate(parser, "the base run")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,7 +127,7 @@ def compare_runs(
     if any(result.mix for result in results):
         return _compare_mix_runs(args, results, names)
     base, base_name = results[0], names[0]
-    work_count = getattr(args, "fail_if_more_work", None)
+    work_count = args.fail_if_more_work
     if work_count is not None:
         _require_work(results, names)
     aggregate = args.aggregate or saved_aggregate(base, None)
@@ -126,7 +136,7 @@ def compare_runs(
         # Refused before any warning: an error is one line.
         comparison = compare_results(base, changed, aggregate, base_name, name)
         require_common_cells(comparison)
-        if getattr(args, "only_significant", False):  # versions has no such option
+        if args.only_significant:
             comparison = dataclasses.replace(comparison, only_significant=True)
         differences = [
             fact
@@ -313,7 +323,7 @@ def _mix_comparison(
         rows,
         base_name,
         name,
-        only_significant=getattr(args, "only_significant", False),
+        only_significant=args.only_significant,
         busy=busy,
         kind=tuple(kind),
     )

@@ -31,7 +31,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from zodbshootout.cli.commands import Command
-from zodbshootout.cli.commands.compare import VARIANT_FACTS, compare_runs
+from zodbshootout.cli.commands.compare import (
+    VARIANT_FACTS,
+    add_only_significant,
+    add_work_gate,
+    compare_runs,
+)
 from zodbshootout.cli.numbers import SEED, Number
 from zodbshootout.cli.parsing import add_aggregate, add_format, percent
 from zodbshootout.cli.say import emit, emit_lines
@@ -151,6 +156,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when a variant is significantly slower than the first by more than "
         "PCT percent, 3 when some cell could not have shown it (as compare does)",
     )
+    add_work_gate(parser)
+    add_only_significant(parser)
     add_aggregate(parser, "the runs")
 
 
@@ -293,8 +300,6 @@ def _report(args: argparse.Namespace, versions: VersionsResult, rounds: Rounds) 
         args,
         expected=VARIANT_FACTS,
     )
-    # The work-count gate (issue 29) joins here: exact counts of loads, round trips and
-    # statements compared variant by variant, deciding where times are inconclusive.
     if rounds.interrupted is not None:
         return rounds.interrupted
     if code == EXIT_OK and any(record.exit_code != 0 for record in versions.rounds):
