@@ -139,7 +139,8 @@ def test_a_read_back_that_fails_keeps_the_measurement_and_says_why(request, tmp_
     stdout, stderr = cli.communicate(timeout=240)
 
     assert cli.returncode == 1, stderr  # some of it ran: not a usage error
-    assert "first: failed: InjectedFault: injected fault in readback" in stderr
+    reason = "the read-back failed: InjectedFault: injected fault in readback"
+    assert f"first: failed: {reason}" in stderr
     assert "first: ycsb-b, 2 workers" in stdout
     assert "second: ycsb-b, 2 workers" in stdout
     saved = json.loads(result_file.read_text())

@@ -42,7 +42,7 @@ from zodbshootout.options.run import (
 from zodbshootout.phases.classic import ALL_PHASES, PHASES
 from zodbshootout.probes import cache_trace as cachetrace
 from zodbshootout.probes import diagnostics
-from zodbshootout.redact import enable_debug_log, find_secrets, install_log_redaction
+from zodbshootout.redact import enable_debug_log, find_secrets
 from zodbshootout.render.description import format_description
 from zodbshootout.results.record import RunResult
 from zodbshootout.run.progress import ProgressEvent
@@ -217,15 +217,9 @@ def exit_code(result: RunResult) -> int:
     """
     if result.interrupted:
         return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
-    if result.failures and not result.measurements and nothing_could_run(result):
+    if result.failures and not result.measurements and result.nothing_could_run:
         return EXIT_USAGE
     return EXIT_OK if result.complete else EXIT_CELLS_FAILED
-
-
-def nothing_could_run(result: RunResult) -> bool:
-    """True when every database was refused or failed before its first measurement."""
-    unusable = set(result.refused) | set(result.setup_failed)
-    return bool(result.databases) and unusable >= set(result.databases)
 
 
 def format_setup_errors(result: RunResult) -> list[str]:
@@ -331,7 +325,6 @@ def _run(
     )
     if outputs is not None:
         outputs.describe(runner.result, options, config.source.path, config.source.text)
-    install_log_redaction(runner.secrets)
     try:
         return runner.run()
     finally:

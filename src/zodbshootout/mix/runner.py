@@ -38,7 +38,7 @@ from zodbshootout.mix.worker import MixPlan, MixTask
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
-from zodbshootout.run.skeleton import Addresses, RunnerSkeleton
+from zodbshootout.run.skeleton import Addresses, RunnerSkeleton, describe_error
 from zodbshootout.storages.servers import EmbeddedServers
 from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import make_payload
@@ -60,7 +60,7 @@ class MixOptions:
     threads: bool = False
     timeout_seconds: float = 300.0  # on top of warm-up and duration
     hosts: tuple[HostSpec, ...] = ()  # --hosts: worker processes on these client hosts
-    fault: Fault | None = None  # tests only: the read-back's fault (see faults)
+    fault: Fault | None = None  # tests only: the load's or the read-back's fault (see faults)
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -139,6 +139,9 @@ class MixRunner(RunnerSkeleton):
         super().__init__(config, result, on_database_done)
         self.options = options
         self.say = say
+        #: Databases opened and guarded: a failure from then on (a server
+        #: that dies while the dataset loads) is a failed database, not a set-up.
+        self.opened: set[str] = set()
         self.result.metadata["mix"] = options.as_metadata()
 
     def measure(self, servers: EmbeddedServers) -> None:
@@ -163,7 +166,8 @@ class MixRunner(RunnerSkeleton):
         self.result.failures.append(
             Failure(name, options.concurrency, options.plan.objects, (MIX_PHASE,), reason)
         )
-        if not any(record["database"] == name for record in self.result.mix):
+        measured = any(record["database"] == name for record in self.result.mix)
+        if not measured and name not in self.opened:
             self.result.setup_failed.append(name)
 
     def _measure(self, servers: EmbeddedServers, name: str) -> bool:
@@ -198,9 +202,12 @@ class MixRunner(RunnerSkeleton):
             # Untimed: does the database hold exactly the changes the workers committed?
             self.say(f"{name}: reading every object's version back (untimed)")
             before = loaded["versions"]
-            session.populate(
-                lambda db: record.update(changes_found=self._changes(name, db, before))
-            )
+            try:
+                session.populate(
+                    lambda db: record.update(changes_found=self._changes(name, db, before))
+                )
+            except Exception as e:
+                raise CellError(f"the read-back failed: {describe_error(e)}") from e
         return True
 
     def _load(self, name: str, db: Any) -> dict[str, Any]:
@@ -208,7 +215,9 @@ class MixRunner(RunnerSkeleton):
         plan = self.options.plan
         refuse_foreign_data(db)
         populate(db, 0)  # the tool's root key, in a new database
+        self.opened.add(name)
         self.say(f"{name}: loading the dataset ({plan.objects} objects, untimed)")
+        faults.fire_if_due(self.options.fault, name, "populate", 0)  # tests only
         free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
         return {"present": free, "written": written, "versions": dataset_versions(db)}
 

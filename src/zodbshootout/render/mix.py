@@ -203,8 +203,13 @@ def _integrity_notes(record: MixRecord) -> list[str]:
 
 
 def failure_notes(run: MixRun) -> list[str]:
-    """A line per database that could not be measured, and why."""
-    return [f"{failure.database}: not measured: {failure.reason}" for failure in run.failures]
+    """A line per database that failed, and why: not measured, or failed after it was."""
+    measured = {record.database for record in run.records}
+    return [
+        f"{failure.database}: {'failed' if failure.database in measured else 'not measured'}: "
+        f"{failure.reason}"
+        for failure in run.failures
+    ]
 
 
 def mix_document(run: MixRun) -> dict[str, Any]:

@@ -235,6 +235,12 @@ class RunResult:
             self.setup_failed.append(database)
 
     @property
+    def nothing_could_run(self) -> bool:
+        """True when every database was refused or could not be set up (exit 2)."""
+        unusable = set(self.refused) | set(self.setup_failed)
+        return bool(self.databases) and unusable >= set(self.databases)
+
+    @property
     def complete(self) -> bool:
         """True when every cell was measured."""
         return not self.failures and not self.interrupted

@@ -27,7 +27,7 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.errors import CellError, UsageError
 from zodbshootout.probes.diagnostics import log_current_traceback
 from zodbshootout.reasons import one_line
-from zodbshootout.redact import find_secrets, redact
+from zodbshootout.redact import find_secrets, install_log_redaction, redact
 from zodbshootout.results.record import RunResult
 from zodbshootout.run.signals import interruptible, signal_name
 from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
@@ -78,6 +78,9 @@ class RunnerSkeleton:
         """Measure everything; on SIGINT or SIGTERM, what was measured, marked interrupted."""
         metadata = self.result.metadata
         metadata["started"] = time.time()
+        # The libraries' own log records in this process (ZEO's I/O thread
+        # when its server dies) come as one line, secrets masked, not a traceback.
+        install_log_redaction(self.secrets)
         received: list[str] = []
         try:
             with interruptible(received), embedded_servers(self.config, self.served()) as servers:

@@ -305,6 +305,10 @@ def run(args: argparse.Namespace) -> int:
     from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
     options = mix_options(args)
+    if args.debug:
+        from zodbshootout.redact import enable_debug_log
+
+        enable_debug_log()  # a failed database's traceback, as the classic run's --debug
     outputs = RunOutputs(args)
     quiet = bool(args.quiet)
 
@@ -342,7 +346,8 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
     from zodbshootout.results.mix import MixRun
     from zodbshootout.results.mix_stats import trend_warnings
 
-    if result.failures and not result.mix and not result.interrupted:
+    # 2 only when no database could be set up; a server that died later is a failure (1).
+    if result.failures and not result.mix and not result.interrupted and result.nothing_could_run:
         for failure in result.failures:
             emit(f"zodbshootout mix: error: {failure.database}: {failure.reason}", sys.stderr)
         return EXIT_USAGE
