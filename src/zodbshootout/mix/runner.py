@@ -195,10 +195,12 @@ class MixRunner(RunnerSkeleton):
             loaded: dict[str, Any] = {}
             session.populate(lambda db: loaded.update(self._load(name, db)))
             plan = replace(options.plan, insert_base=loaded["present"])
-            record = self._run(session, name, addresses, plan)
+            record, lost = self._run(session, name, addresses, plan)
             record["dataset"] = {"present": loaded["present"], "written": loaded["written"]}
             # Kept before the read-back: an interruption there keeps the measurement.
             self.result.mix.append(record)
+            if lost:
+                raise CellError(f"its server was lost while measuring: {lost[0]}")
             # Untimed: does the database hold exactly the changes the workers committed?
             self.say(f"{name}: reading every object's version back (untimed)")
             before = loaded["versions"]
@@ -228,8 +230,8 @@ class MixRunner(RunnerSkeleton):
 
     def _run(
         self, session: concurrency.Session, name: str, addresses: Addresses, plan: MixPlan
-    ) -> dict[str, Any]:
-        """The workers of one database in *session*; their reports merged into its record."""
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The workers' reports merged into the database's record; why servers were lost."""
         options = self.options
         hosts = ", ".join(host.name for host in options.hosts)
         where = f" on {hosts}" if hosts else ""
@@ -256,12 +258,13 @@ class MixRunner(RunnerSkeleton):
         if outcome.error is not None:
             raise CellError(outcome.error)
         record = merge_reports(name, outcome.timings, plan, options.concurrency)
+        lost = [report["server_lost"] for report in outcome.timings if report.get("server_lost")]
         if outcome.host_facts:
             cell = {"database": name, "object_count": plan.objects}
             cell.update(concurrency=options.concurrency, repetition=1)
             self.record_host_facts(cell, outcome.host_facts)
             self.result.metadata["mix_workers"][name] = outcome.host_facts.get("workers", {})
-        return record
+        return record, lost
 
 
 class _IntervalLines:

@@ -123,6 +123,13 @@ class MixTask:
         return list(results)
 
 
+class ServerLost(Exception):
+    """The database's server is gone: this worker stops, keeping what it measured."""
+
+    #: When the transaction that found it out started: the measured seconds end there.
+    at: float | None = None
+
+
 def retryable(error: BaseException) -> bool:
     """Whether a transaction that failed with *error* may succeed if tried again."""
     if isinstance(error, TransientError):
@@ -160,6 +167,12 @@ class _Transactions:
         self._pending = 0  # what the attempt in progress would raise
         self._committing = False  # the attempt in progress is inside tm.commit()
         self.inserted = 0
+        self.kind = storages.kind_of(db.storage)
+
+    def check_connected(self) -> None:
+        """ServerLost if the storage knows its server is gone (untimed: before a draw)."""
+        if self.kind.disconnected(self.db.storage):
+            raise ServerLost("the storage lost its connection to the server")
 
     def draw(self) -> Prepared:
         operation = self.rng.choices(self.names, self.weights)[0]
@@ -188,6 +201,9 @@ class _Transactions:
                 raised = self.attempt(work)
             except Exception as error:
                 name = type(error).__name__
+                if storages.server_lost(error):
+                    # Not a conflict: each retry would wait out the client's timeout.
+                    raise ServerLost(f"{name}: {error}") from error
                 transient = retryable(error)
                 if record is not None and transient:
                     record.conflicts[name] += 1
@@ -259,10 +275,17 @@ def run_worker(
         schedule = OpenLoop(
             plan.rate_per_second, task.workers, task.worker, start, plan.arrival, rng
         )
-    _measure(work, recorder, schedule, end, clock)
-    finished = clock()
+    lost = None
+    try:
+        _measure(work, recorder, schedule, end, clock)
+        finished = clock()
+    except ServerLost as e:
+        lost = str(e)  # the seconds before it stand; the runner fails the database
+        finished = e.at if e.at is not None else clock()
+        recorder.close_intervals(min(finished, end))
     report = recorder.as_data()
     report.update(
+        server_lost=lost,
         worker=task.worker,
         seconds=min(finished, end) - start if schedule else finished - start,
         unstarted=schedule.missed(end) if schedule else 0,
@@ -270,7 +293,7 @@ def run_worker(
         warmup_increments=warmup_increments,
         uncertain_increments=work.uncertain_increments,
         inserted=work.inserted,
-        counters=_counts(before, caches.counters(db)) if before is not None else None,
+        counters=_counts(before, caches.counters(db)) if before is not None and not lost else None,
     )
     return report
 
@@ -299,13 +322,23 @@ def _measure(
                 time.sleep(max(0.0, end - now))
                 break
             intended = schedule.take()
+        try:
+            work.check_connected()
+        except ServerLost as e:
+            e.at = clock()
+            raise
         prepared = work.draw()
         started = clock()
         if intended is not None and intended > started:
             time.sleep(intended - started)
             started = clock()
         record = records[prepared.operation]
-        if work.run(prepared, record):
+        try:
+            committed = work.run(prepared, record)
+        except ServerLost as e:
+            e.at = started  # not the client's wait for a server that is gone
+            raise
+        if committed:
             start = started if intended is None else min(intended, started)
             recorder.record(prepared.operation, start, started, clock())
     recorder.close_intervals(min(clock(), end))

@@ -96,6 +96,11 @@ def _is_factory(value: Any) -> bool:
     return isinstance(value, BaseConfig) or isinstance(getattr(value, "config", None), SectionValue)
 
 
+def server_lost(error: BaseException) -> bool:
+    """Whether some storage kind says *error* means its server is gone."""
+    return any(kind.server_lost(error) for kind in KINDS)
+
+
 def retryable(error: BaseException) -> bool:
     """Whether some storage kind says a transaction that failed with *error* may be retried."""
     return any(kind.retryable(error) for kind in KINDS)

@@ -310,6 +310,14 @@ class StorageKind:
         """
         return False
 
+    def disconnected(self, storage: Any) -> bool:
+        """Whether this kind's open *storage* knows that its server is gone."""
+        return False
+
+    def server_lost(self, error: BaseException) -> bool:
+        """Whether *error* says this kind's server is gone: retrying only waits (no retry)."""
+        return False
+
     def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
         """Notes for under the table, from the facts :meth:`describe` found."""
         return []

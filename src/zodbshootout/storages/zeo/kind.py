@@ -58,6 +58,14 @@ class ZEOKind(StorageKind):
     one_client_per_gevent_process = True
     preload_modules = ("ZEO.ClientStorage",)
 
+    def disconnected(self, storage: Any) -> bool:
+        # A call while disconnected waits wait-timeout (30 s by default) first.
+        return not storage.is_connected()
+
+    def server_lost(self, error: BaseException) -> bool:
+        # ZEO's ClientDisconnected, without importing ZEO: each retry waits wait-timeout.
+        return any(cls.__name__ == "ClientDisconnected" for cls in type(error).__mro__)
+
     def owns(self, storage: Any) -> bool:
         return type(storage).__module__.startswith("ZEO.")
 
