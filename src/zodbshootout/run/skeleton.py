@@ -29,7 +29,7 @@ from zodbshootout.probes.diagnostics import log_current_traceback
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
 from zodbshootout.results.record import RunResult
-from zodbshootout.run.signals import interruptible, signal_name
+from zodbshootout.run.signals import Terminated, interruptible, signal_name
 from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
 from zodbshootout.workload.root import ForeignDataError
 
@@ -53,6 +53,8 @@ class RunnerSkeleton:
         self.secrets = find_secrets(config.source.text)
         #: Databases failed as a whole (see fail_database): measured no more.
         self.dropped: set[str] = set()
+        #: The signal that interrupts the run, once one came (see run.signals).
+        self.received: list[str] = []
 
     # -- what a mode supplies --
 
@@ -81,7 +83,7 @@ class RunnerSkeleton:
         # The libraries' own log records in this process (ZEO's I/O thread
         # when its server dies) come as one line, secrets masked, not a traceback.
         install_log_redaction(self.secrets)
-        received: list[str] = []
+        received = self.received
         try:
             with interruptible(received), embedded_servers(self.config, self.served()) as servers:
                 self.measure(servers)
@@ -156,7 +158,14 @@ class RunnerSkeleton:
         self.fail_database(name, describe_error(error))
 
     def fail_database(self, name: str, reason: str) -> None:
-        """Fail every cell of *name* not yet measured or failed; measure it no more; save."""
+        """Fail every cell of *name* not yet measured or failed; measure it no more; save.
+
+        After a signal, the run unwinds instead: a library can report the
+        interrupt as an error of its own (SQLite's progress handler turns it
+        into ``OperationalError: interrupted``), which is not the database's.
+        """
+        if self.received:
+            raise Terminated() if self.received[0] == "SIGTERM" else KeyboardInterrupt()
         self.dropped.add(name)
         self.fail_unsettled(name, self.one_line(reason))
         self.saved()
