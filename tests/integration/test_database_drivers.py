@@ -2,29 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
 
-from zodbshootout.cli import entry as cli
-
-
-def run_main(*argv: str) -> tuple[int, str, str]:
-    """cli.main in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def assert_one_line_error(code: int, stdout: str, stderr: str) -> None:
-    assert code == cli.EXIT_USAGE, stderr
-    assert stdout == ""
-    lines = stderr.splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("zodbshootout: error: ")
-    assert "Traceback" not in stderr
+from support.inprocess import assert_one_line_error, run_main
 
 
 def test_fails_with_missing_driver_naming_what_to_install(write_config):

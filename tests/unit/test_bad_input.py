@@ -7,8 +7,6 @@ only a clean result or a clean, one-line error.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import logging
 import os
 import string
@@ -27,6 +25,7 @@ from zodbshootout.redact import RedactingFilter
 from zodbshootout.results.record import Failure, RunResult
 
 from support import hostile
+from support.inprocess import assert_one_line_error, run_main
 
 IN_MEMORY = """
 <zodb mem>
@@ -49,23 +48,6 @@ def _restore_logging():
     if last_resort is not None:
         last_resort.setLevel(resort_level)
         last_resort.filters[:] = resort_filters
-
-
-def run_main(*argv: str) -> tuple[int, str, str]:
-    """cli.main in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def assert_one_line_error(code: int, stdout: str, stderr: str) -> None:
-    assert code == cli.EXIT_USAGE, stderr
-    assert stdout == ""
-    lines = stderr.splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("zodbshootout: error: ")
-    assert "Traceback" not in stderr
 
 
 @pytest.fixture
