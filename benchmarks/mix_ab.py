@@ -10,6 +10,11 @@ transactions divided by its measured seconds, read from the saved result.
 It prints each database's median transactions per second for both, the
 ratio (this checkout ÷ REF) and its range over the rounds, and the load.
 
+Both sides run on one data directory, loaded once by an untimed first run
+of this checkout, so that they measure the same database state (on
+RelStorage's SQLite, for one, what the planner statistics say: see
+zodbshootout.storages.relstorage.sqlite_planner).
+
 Usage::
 
     python benchmarks/mix_ab.py [--ref COMMIT] [--rounds 4] [-d 10] [CONFIG]
@@ -31,11 +36,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_REF = "8c72d7d"
 
 
-def throughput(source: pathlib.Path, config: str, args: argparse.Namespace, out: str) -> dict:
+def throughput(
+    source: pathlib.Path, config: str, args: argparse.Namespace, out: str, data: str
+) -> dict:
     """Transactions per second of each database, from one mix run of *source*'s code."""
-    env = {**os.environ, "PYTHONPATH": str(source / "src")}
-    env.pop("ZODBSHOOTOUT_DATA", None)
+    env = {**os.environ, "PYTHONPATH": str(source / "src"), "ZODBSHOOTOUT_DATA": data}
     words = ["-w", args.workload, "-d", str(args.duration), "--warmup", "1", "-q", "-o", out]
+    words += ["-n", str(args.objects)]
     subprocess.run(
         [sys.executable, "-m", "zodbshootout", "mix", config, *words],
         env=env,
@@ -58,6 +65,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("-d", "--duration", type=float, default=10.0)
     parser.add_argument("-w", "--workload", default="ycsb-b")
+    parser.add_argument("-n", "--objects", type=int, default=20_000)
     args = parser.parse_args()
     config = os.path.abspath(args.config)
     with tempfile.TemporaryDirectory(prefix="mix-ab-") as scratch:
@@ -70,11 +78,15 @@ def main() -> None:
         try:
             runs: dict[str, list[dict]] = {"this": [], "ref": []}
             sources = {"this": ROOT, "ref": old}
+            data = os.path.join(scratch, "data")
+            os.mkdir(data)
+            # Untimed: loads the dataset (and leaves it as RelStorage leaves it).
+            throughput(ROOT, config, args, os.path.join(scratch, "load.json"), data)
             for round_ in range(args.rounds):
                 order = ["this", "ref"] if round_ % 2 == 0 else ["ref", "this"]
                 for side in order:
                     out = os.path.join(scratch, f"{side}-{round_}.json")
-                    runs[side].append(throughput(sources[side], config, args, out))
+                    runs[side].append(throughput(sources[side], config, args, out, data))
         finally:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
@@ -82,7 +94,8 @@ def main() -> None:
                 capture_output=True,
             )
     print(
-        f"mix -w {args.workload} -d {args.duration:g}, {args.rounds} rounds ABBA; "
+        f"mix -w {args.workload} -n {args.objects} -d {args.duration:g}, "
+        f"{args.rounds} rounds ABBA on one data directory; "
         f"this checkout vs {args.ref}; load {os.getloadavg()[0]:.1f} "
         f"on {os.cpu_count()} cores"
     )

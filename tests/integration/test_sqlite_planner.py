@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 
+import pytest
 import transaction
 import ZODB.config
 from persistent.mapping import PersistentMapping
@@ -17,6 +18,8 @@ from zodbshootout.storages.relstorage.sqlite_planner import (
     discard_planner_statistics,
     sqlite_database_path,
 )
+
+from support.processes import start_cli
 
 
 def open_sqlite_db(directory) -> object:
@@ -89,3 +92,48 @@ def test_a_database_never_analyzed_has_nothing_to_discard(tmp_path):
     with contextlib.closing(sqlite3.connect(path)) as conn:
         conn.execute("CREATE TABLE t (x)")
     assert discard_planner_statistics(path) == 0
+
+
+def test_mix_workers_start_on_a_database_without_the_loaders_statistics(tmp_path):
+    # The dataset's loader closes its DB before the workers start, and
+    # RelStorage's PRAGMA optimize then records statistics of the loaded
+    # tables, with which SQLite plans the conflict check as a scan of
+    # current_object at every commit.  The runner says "N workers: warm-up"
+    # just before it starts them; the statistics must be gone by then.
+    data = tmp_path / "data"
+    data.mkdir()
+    config = tmp_path / "sqlite.conf"
+    config.write_text(
+        "%import relstorage\n<zodb sqlite>\n  <relstorage>\n    <sqlite3>\n"
+        f"      driver sqlite3\n      data-dir {data}/sqlite\n"
+        "    </sqlite3>\n  </relstorage>\n</zodb>\n"
+    )
+    path = data / "sqlite" / "main.sqlite3"
+    cli = start_cli(
+        "mix", str(config), "-n", "3000", "-c", "1", "-d", "0.5", "--warmup", "0",
+        "-o", str(tmp_path / "mix.json"),
+    )  # fmt: skip
+    try:
+        assert cli.stderr is not None
+        seen = []
+        for line in cli.stderr:
+            seen.append(line)
+            if "workers: warm-up" in line or "worker: warm-up" in line:
+                with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as c:
+                    tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
+                    rows = (
+                        c.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0]
+                        if ("sqlite_stat1" in tables)
+                        else 0
+                    )
+                break
+        else:
+            pytest.fail("the run never started its workers: " + "".join(seen))
+        assert rows == 0, "the workers start with the loader's planner statistics"
+    finally:
+        cli.communicate(timeout=120)
+    assert cli.returncode == 0
+    # The loader's close did leave statistics (so the check above can fail):
+    # RelStorage analysed the loaded tables, as the workers' closes do again.
+    with contextlib.closing(sqlite3.connect(path)) as c:
+        assert c.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0] > 0

@@ -26,7 +26,7 @@ from typing import Any
 
 import transaction
 
-from zodbshootout import concurrency, faults
+from zodbshootout import concurrency, faults, storages
 from zodbshootout.concurrency.hosts import hosts_problem
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
@@ -194,6 +194,10 @@ class MixRunner(RunnerSkeleton):
         with contextlib.closing(mode.open_session(spec)) as session:
             loaded: dict[str, Any] = {}
             session.populate(lambda db: loaded.update(self._load(name, db)))
+            # As the classic run does after populate: the loader's close left
+            # SQLite planner statistics that make RelStorage's conflict check
+            # scan every object at each commit (storages.relstorage.sqlite_planner).
+            storages.before_repetition(factory)
             plan = replace(options.plan, insert_base=loaded["present"])
             record, lost = self._run(session, name, addresses, plan)
             record["dataset"] = {"present": loaded["present"], "written": loaded["written"]}

@@ -16,6 +16,14 @@ wait for it).  So before each repetition, untimed, the tool discards the
 statistics: SQLite then plans with its built-in estimates, which use the
 indexes, until RelStorage's next ``PRAGMA optimize`` records sizes taken with
 the data in place.  Statistics are derived data; nothing stored is touched.
+
+Statistics of a *full* database are no better: with them SQLite flattens
+the conflict check's view and scans ``current_object`` at every commit, so
+a commit's cost grows with the database (measured: 0.4 ms a commit at
+20,000 objects, 2.8 ms at 100,000, against 0.01 ms planned without
+statistics).  ``mix`` therefore discards them too, after loading its
+dataset and before its workers start, as the classic run does after
+populate.
 """
 
 from __future__ import annotations
