@@ -170,21 +170,23 @@ MAY_IMPORT = {
     },
     # --rtt: proxies, the configuration rewritten through them, the RTT seen.
     "network": {"config", "database", "storages"},
+    # run.ladder: a database's --rtt rows through proxies of network/.
     "run": {
-        *("concurrency", "config", "database", "options", "phases", "probes"),
+        *("concurrency", "config", "database", "network", "options", "phases", "probes"),
         *("rawkv", "results", "storages", "workload"),
     },
     # A mix run: the same layers as a classic run, its own worker loop, on
     # the runner skeleton (run.skeleton).
     "mix": {
-        *("concurrency", "config", "database", "phases", "probes"),
+        *("concurrency", "config", "database", "network", "phases", "probes"),
         *("results", "run", "storages", "workload"),
     },
     # versions: environments and rounds run the tool as a program; only their
     # results are read (a mix variant's histograms added up by results' helpers).
     "versions": {"results"},
     "cli": {
-        *("cachesim", "concurrency", "config", "database", "mix", "options", "phases"),
+        *("cachesim", "concurrency", "config", "database", "mix", "network", "options"),
+        "phases",
         *("probes", "render", "results", "run", "versions", "workload"),
     },
 }

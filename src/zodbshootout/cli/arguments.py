@@ -19,7 +19,15 @@ import os
 from collections.abc import Sequence
 
 from zodbshootout.cli.commands import COMMANDS
-from zodbshootout.cli.numbers import CONCURRENCY, OBJECT_SIZE, TIMEOUT, Number, Numbers
+from zodbshootout.cli.numbers import (
+    CONCURRENCY,
+    OBJECT_SIZE,
+    RTT_HELP,
+    RTT_LADDER,
+    TIMEOUT,
+    Number,
+    Numbers,
+)
 from zodbshootout.cli.parsing import Parser, add_format, add_output
 from zodbshootout.concurrency import SHARED, SHARINGS, UNIQUE
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
@@ -314,6 +322,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
         "execnet: localhost, h1,h2 or h1=2,h2=3 (shares of the workers), or a file of "
         "lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
     )
+    parser.add_argument("--rtt", metavar="LADDER", type=RTT_LADDER, default=(), help=RTT_HELP)
     parser.add_argument(
         "--btrees",
         nargs="?",

@@ -34,6 +34,7 @@ from zodbshootout.errors import (
     EXIT_USAGE,
     UsageError,
 )
+from zodbshootout.network.delays import RttStep
 from zodbshootout.options.run import (
     DEFAULT_MIN_REPETITIONS,
     DEFAULT_PRECISION_PERCENT,
@@ -268,7 +269,7 @@ def _measure(args: argparse.Namespace) -> tuple[RunResult, RunOutputs, RunOption
         options = _confirm_zaps(args, options, config.names)
         diagnostics.configure_logging(options.log, find_secrets(config.source.text))
         outputs = RunOutputs(args)
-        result = _run(config, options, quiet=args.quiet, outputs=outputs)
+        result = _run(config, options, quiet=args.quiet, outputs=outputs, rtt=args.rtt)
     outputs.finish(result)
     return result, outputs, options
 
@@ -305,10 +306,22 @@ def _run(
     quiet: bool,
     outputs: RunOutputs | None = None,
     console: Any = None,
+    rtt: Sequence[RttStep] = (),
 ) -> RunResult:
-    """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests)."""
+    """Run *config*, showing progress on stderr (or on *console*, a rich Console for tests).
+
+    *rtt*: the --rtt ladder (a UsageError, before anything starts, if it has
+    nothing to delay).
+    """
+    runner = Runner(
+        config,
+        options,
+        on_database_done=outputs.database_done if outputs else None,
+        rtt=rtt,
+    )
     counts = (options.object_counts, options.concurrencies, options.repetitions)
-    plan = RunPlan(config.names, *counts, warmup=options.warmup)
+    # The runner's databases: with --rtt, each step of a database is one.
+    plan = RunPlan(runner.result.databases, *counts, warmup=options.warmup)
     progress = make_progress(
         sys.stderr,
         plan,
@@ -317,12 +330,7 @@ def _run(
         console=console,
         workers_in_process=mode_of(options.mode).in_runner_process,
     )
-    runner = Runner(
-        config,
-        options,
-        progress=progress,
-        on_database_done=outputs.database_done if outputs else None,
-    )
+    runner.progress = progress
     if outputs is not None:
         outputs.describe(runner.result, options, config.source.path, config.source.text)
     try:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zodbshootout.errors import UsageError
+from zodbshootout.network.delays import parse_rtt_ladder
 from zodbshootout.workload.limits import (
     MAX_CONCURRENCY,
     MAX_OBJECT_SIZE_BYTES,
@@ -33,6 +34,7 @@ from zodbshootout.workload.objects import MIN_OBJECT_SIZE_BYTES
 __all__ = [
     "CONCURRENCY",
     "OBJECT_SIZE",
+    "RTT_LADDER",
     "SEED",
     "TIMEOUT",
     "Number",
@@ -213,3 +215,17 @@ OBJECT_SIZE = Number(int, MIN_OBJECT_SIZE_BYTES, MAX_OBJECT_SIZE_BYTES, "bytes")
 TIMEOUT = Number(float, MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, "seconds")
 #: --seed: any 64-bit integer.
 SEED = Number(int, -(2**63), 2**63 - 1)
+
+#: --rtt: a ladder of added round-trip times (the classic run's and mix's), in
+#: network.delays' own form: ``0,0.5,2,10ms``, ``2ms±0.5``; each at most 10 s.
+RTT_LADDER = Parsed(
+    parse_rtt_ladder, ("{}", "{}ms", "0,{}ms", "2ms±{}"), ("-1ms", "10001ms", "-0.001"), "ladder"
+)
+
+#: --rtt's help, the same for both parsers.
+RTT_HELP = (
+    "measure each database with network servers (ZEO, PostgreSQL, MySQL, memcached) at "
+    "each added round-trip time, through a delaying proxy of the tool's own: e.g. "
+    "0,0.5,2,10ms, or 2ms±0.5 for jitter; each step is a column NAME@STEP, and the "
+    "time per transaction is fitted against the RTT measured (see docs/rtt.rst)"
+)

@@ -35,10 +35,13 @@ from zodbshootout.errors import CellError
 from zodbshootout.faults import Fault
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.worker import MixPlan, MixTask
+from zodbshootout.network.delays import RttStep
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
-from zodbshootout.run.skeleton import Addresses, RunnerSkeleton, describe_error
+from zodbshootout.results.rtt import mix_fits
+from zodbshootout.run.ladder import Ladder, Route
+from zodbshootout.run.skeleton import RunnerSkeleton, describe_error
 from zodbshootout.storages.servers import EmbeddedServers
 from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import make_payload
@@ -61,6 +64,7 @@ class MixOptions:
     timeout_seconds: float = 300.0  # on top of warm-up and duration
     hosts: tuple[HostSpec, ...] = ()  # --hosts: worker processes on these client hosts
     fault: Fault | None = None  # tests only: the load's or the read-back's fault (see faults)
+    rtt: tuple[RttStep, ...] = ()  # --rtt: the ladder of added round trips (see run.ladder)
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -143,6 +147,7 @@ class MixRunner(RunnerSkeleton):
         #: that dies while the dataset loads) is a failed database, not a set-up.
         self.opened: set[str] = set()
         self.result.metadata["mix"] = options.as_metadata()
+        self.use_ladder(Ladder(config, config.names, options.rtt, options.hosts))
 
     def measure(self, servers: EmbeddedServers) -> None:
         """Every database in turn, saved after each."""
@@ -170,9 +175,24 @@ class MixRunner(RunnerSkeleton):
         if not measured and name not in self.opened:
             self.result.setup_failed.append(name)
 
+    def record_fits(self) -> None:
+        self.result.metadata["rtt"]["fits"] = [fit.as_data() for fit in mix_fits(self.result)]
+
     def _measure(self, servers: EmbeddedServers, name: str) -> bool:
-        """Load, run, merge, read back; True when measured (an error is the database's)."""
-        options, addresses = self.options, servers.addresses(name)
+        """Each row of database *name* (itself, or each --rtt step): True when all measured.
+
+        An error is the database's: its rows not measured yet fail with it.
+        """
+        routes = self.ladder.start(name, servers.addresses(name))
+        for row, route in routes.items():
+            self._measure_row(name, row, route)
+            if len(routes) > 1:
+                self.saved()
+        return True
+
+    def _measure_row(self, name: str, row: str, route: Route) -> None:
+        """Load, run, merge, read back *row*, whose workers open *route*."""
+        options, addresses = self.options, route.addresses
         factory = self.config.databases[name]
         # Threads share one DB, as the classic run's --threads shared.
         mode = concurrency.mode_of(
@@ -183,7 +203,7 @@ class MixRunner(RunnerSkeleton):
         if problem:
             raise CellError(problem)
         spec = concurrency.SessionSpec(
-            self.config.source,
+            route.source,
             name,
             tuple(addresses),
             options.concurrency,
@@ -193,20 +213,20 @@ class MixRunner(RunnerSkeleton):
         )
         with contextlib.closing(mode.open_session(spec)) as session:
             loaded: dict[str, Any] = {}
-            session.populate(lambda db: loaded.update(self._load(name, db)))
+            session.populate(lambda db: loaded.update(self._load(name, row, db)))
             # As the classic run does after populate: the loader's close left
             # SQLite planner statistics that make RelStorage's conflict check
             # scan every object at each commit (storages.relstorage.sqlite_planner).
             storages.before_repetition(factory)
             plan = replace(options.plan, insert_base=loaded["present"])
-            record, lost = self._run(session, name, addresses, plan)
+            record, lost = self._run(session, name, row, route, plan)
             record["dataset"] = {"present": loaded["present"], "written": loaded["written"]}
             # Kept before the read-back: an interruption there keeps the measurement.
             self.result.mix.append(record)
             if lost:
                 raise CellError(f"its server was lost while measuring: {lost[0]}")
             # Untimed: does the database hold exactly the changes the workers committed?
-            self.say(f"{name}: reading every object's version back (untimed)")
+            self.say(f"{row}: reading every object's version back (untimed)")
             before = loaded["versions"]
             try:
                 session.populate(
@@ -214,15 +234,14 @@ class MixRunner(RunnerSkeleton):
                 )
             except Exception as e:
                 raise CellError(f"the read-back failed: {describe_error(e)}") from e
-        return True
 
-    def _load(self, name: str, db: Any) -> dict[str, Any]:
+    def _load(self, name: str, row: str, db: Any) -> dict[str, Any]:
         """The guard, then the dataset (untimed); what it holds and its versions."""
         plan = self.options.plan
         refuse_foreign_data(db)
         populate(db, 0)  # the tool's root key, in a new database
-        self.opened.add(name)
-        self.say(f"{name}: loading the dataset ({plan.objects} objects, untimed)")
+        self.opened.update((name, row))
+        self.say(f"{row}: loading the dataset ({plan.objects} objects, untimed)")
         faults.fire_if_due(self.options.fault, name, "populate", 0)  # tests only
         free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
         return {"present": free, "written": written, "versions": dataset_versions(db)}
@@ -233,21 +252,21 @@ class MixRunner(RunnerSkeleton):
         return dataset_versions(db) - before
 
     def _run(
-        self, session: concurrency.Session, name: str, addresses: Addresses, plan: MixPlan
+        self, session: concurrency.Session, name: str, row: str, route: Route, plan: MixPlan
     ) -> tuple[dict[str, Any], list[str]]:
         """The workers' reports merged into the database's record; why servers were lost."""
         options = self.options
         hosts = ", ".join(host.name for host in options.hosts)
         where = f" on {hosts}" if hosts else ""
         self.say(
-            f"{name}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
+            f"{row}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
             f"then {plan.duration_seconds:g} s of {plan.workload.name}"
         )
         tasks = [
             MixTask(
-                self.config.source,
+                route.source,
                 name,
-                tuple(addresses),
+                tuple(route.addresses),
                 worker,
                 options.concurrency,
                 plan,
@@ -256,18 +275,18 @@ class MixRunner(RunnerSkeleton):
             )
             for worker in range(options.concurrency)
         ]
-        lines = _IntervalLines(name, options.concurrency, plan.interval_seconds, self.say)
+        lines = _IntervalLines(row, options.concurrency, plan.interval_seconds, self.say)
         wait = plan.warmup_seconds + plan.duration_seconds + options.timeout_seconds
         outcome = session.run_stage(tasks, wait, on_progress=lines.take)
         if outcome.error is not None:
             raise CellError(outcome.error)
-        record = merge_reports(name, outcome.timings, plan, options.concurrency)
+        record = merge_reports(row, outcome.timings, plan, options.concurrency)
         lost = [report["server_lost"] for report in outcome.timings if report.get("server_lost")]
         if outcome.host_facts:
-            cell = {"database": name, "object_count": plan.objects}
+            cell = {"database": row, "object_count": plan.objects}
             cell.update(concurrency=options.concurrency, repetition=1)
             self.record_host_facts(cell, outcome.host_facts)
-            self.result.metadata["mix_workers"][name] = outcome.host_facts.get("workers", {})
+            self.result.metadata["mix_workers"][row] = outcome.host_facts.get("workers", {})
         return record, lost
 
 

@@ -95,6 +95,11 @@ class DelayedDatabase:
         return self._proxied
 
     @property
+    def pid(self) -> int | None:
+        """The proxy process's id (on its host), None when there is no server to delay."""
+        return self._proxy.pid if self._proxy is not None else None
+
+    @property
     def step(self) -> RttStep:
         return self._proxy.step if self._proxy is not None else NO_DELAY
 

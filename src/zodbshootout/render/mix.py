@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from zodbshootout.render.rtt import ladder_notes, mix_fit_notes
 from zodbshootout.render.skew import SKEW_SHARE
 from zodbshootout.results.mix import MixRecord, MixRun
 from zodbshootout.results.mix_stats import (
@@ -170,7 +171,20 @@ def record_notes(record: MixRecord) -> list[str]:
 
 def mix_notes(record: MixRecord, run: MixRun) -> list[str]:
     """Every note of one database's block: :func:`record_notes`, then where the workers ran."""
-    return record_notes(record) + host_notes(record, run)
+    return record_notes(record) + host_notes(record, run) + _rtt_notes(record, run)
+
+
+def _rtt_notes(record: MixRecord, run: MixRun) -> list[str]:
+    """With --rtt, under a database's last step: the RTTs seen and each operation's fit."""
+    fits = mix_fit_notes({"rtt": run.rtt}, record.database)
+    rows = run.rtt.get("rows") or {}
+    mine = rows.get(record.database)
+    if mine is None or [n for n, r in rows.items() if r["database"] == mine["database"]][-1] != (
+        record.database
+    ):
+        return fits
+    only = {"rtt": {"rows": {n: r for n, r in rows.items() if r["database"] == mine["database"]}}}
+    return ladder_notes(only) + fits
 
 
 def host_notes(record: MixRecord, run: MixRun) -> list[str]:

@@ -11,6 +11,7 @@ import statistics
 from collections import Counter
 
 from zodbshootout.render.labels import COUNTS_CONFLICTS, phase_label
+from zodbshootout.render.rtt import rtt_notes
 from zodbshootout.results.record import RunResult
 from zodbshootout.results.work import has_work, n_plus_one
 
@@ -28,6 +29,7 @@ def derived_notes(result: RunResult) -> list[str]:
         + conflict_notes(result)
         + leak_notes(result)
         + work_notes(result)
+        + rtt_notes(result)
     )
 
 

@@ -207,6 +207,8 @@ class MixRun:
     worker_hosts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: With --hosts: per database, how far apart the workers started measuring (seconds).
     skews: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    #: With --rtt: the ladder's record (``metadata["rtt"]``, see results.rtt).
+    rtt: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, result: RunResult) -> MixRun:
@@ -234,6 +236,7 @@ class MixRun:
                 if isinstance(placed, dict) and placed
             },
             skews=skews,
+            rtt=metadata.get("rtt") or {},
         )
 
     @property

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -26,6 +26,7 @@ from zodbshootout.concurrency.hosts import hosts_problem
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database import state as dbstate
 from zodbshootout.database.cache_sizing import configured_cache_notes, configured_cache_sizes
+from zodbshootout.network.delays import RttStep
 from zodbshootout.options.run import RunOptions
 from zodbshootout.phases.classic import REGISTRY, plan_stages
 from zodbshootout.probes import cache_trace as cachetrace
@@ -34,8 +35,10 @@ from zodbshootout.rawkv.backends import ForeignStoreError
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import redact
 from zodbshootout.results.record import Failure, Measurement, PhaseTiming, RunResult
+from zodbshootout.results.rtt import classic_fits
 from zodbshootout.run import noise
 from zodbshootout.run.column import Column, database_column, floor_column
+from zodbshootout.run.ladder import Ladder, Route
 from zodbshootout.run.precision import round_rates
 from zodbshootout.run.progress import ProgressCallback, ProgressEvent, ignore_progress
 from zodbshootout.run.rounds import Loops, measure_in_rounds
@@ -54,7 +57,9 @@ class Runner(RunnerSkeleton):
         options: RunOptions,
         progress: ProgressCallback = ignore_progress,
         on_database_done: Callable[[RunResult], None] | None = None,
+        rtt: Sequence[RttStep] = (),
     ) -> None:
+        """*rtt*: the --rtt ladder (see run.ladder); a UsageError if it has nothing to delay."""
         concurrency.refuse_options(options)
         # on_database_done saves the result after each database and round.
         super().__init__(config, _empty_result(config, options), on_database_done)
@@ -64,6 +69,9 @@ class Runner(RunnerSkeleton):
         self.looped = [name for name in options.ordered_phases if REGISTRY[name].run_loops]
         #: The <rawkv> floors: measured in the same rounds, by rawkv.floor's repetition.
         self.floors = [name for name in config.names if is_rawkv(config.databases[name])]
+        #: Each row measured (a database, or one step of its --rtt ladder) and what it opens.
+        self.routes: dict[str, Route] = {}
+        self.use_ladder(Ladder(config, self.served(), rtt, options.hosts))
 
     def run(self) -> RunResult:
         """Measure everything; on Ctrl-C or SIGTERM return what was measured, marked interrupted."""
@@ -86,13 +94,17 @@ class Runner(RunnerSkeleton):
                 name: addresses for name, addresses in ready.items() if addresses is not None
             }
             self.describe_hosts(options.hosts, reachable, options.timeout_seconds)
+        for name, addresses in ready.items():
+            if addresses is not None and name not in self.dropped:
+                routes = self.set_up(name, partial(self.ladder.start, name, addresses))
+                self.routes.update(routes or {})
         for name in self.floors:
             floor.set_up(
                 name, self.config.databases[name], self.result.phases, self.result.metadata
             )
         for count in options.object_counts:
             for workers in options.concurrencies:
-                self._measure_level(ready, count, workers)
+                self._measure_level(count, workers)
 
     def _prepare(self, servers: EmbeddedServers, name: str) -> Addresses:
         """Wait for *name*'s servers, describe it, prepare its state (see database.state)."""
@@ -104,20 +116,19 @@ class Runner(RunnerSkeleton):
         dbstate.set_up_database(self.config, name, addresses, *context, gevent_mode=patched)
         return addresses
 
-    def _measure_level(self, ready: dict[str, Addresses | None], count: int, workers: int) -> None:
+    def _measure_level(self, count: int, workers: int) -> None:
         """One count and concurrency level of every database and floor, in rounds (see rounds)."""
         columns = {
-            name: column
-            for name, addresses in ready.items()
-            if addresses is not None
-            and name not in self.dropped
-            and (column := self._database_column(name, addresses, count, workers))
+            row: column
+            for row, route in self.routes.items()
+            if row not in self.dropped
+            and (column := self._database_column(row, route, count, workers))
         }
         for name in self.floors:
             if name not in self.dropped and (column := self._floor_column(name, count, workers)):
                 columns[name] = column
         measured, done = measure_in_rounds(
-            [name for name in self.config.names if name in columns],
+            [name for name in self.result.databases if name in columns],
             lambda name, repetition, loops: self._repeat(columns[name], count, repetition, loops),
             self.options.stopping_rule,
             lambda names: round_rates(self.result, names, count, workers),
@@ -128,18 +139,22 @@ class Runner(RunnerSkeleton):
         for name in measured:
             self._report(name, count, workers, done, "done")
 
-    def _database_column(
-        self, name: str, addresses: Addresses, count: int, workers: int
-    ) -> Column | None:
-        """How database *name* is measured at this level; None (with a failure) if it can't be."""
+    def _database_column(self, row: str, route: Route, count: int, workers: int) -> Column | None:
+        """How *row* (a database, or one step of its ladder) is measured at this level.
+
+        None (with a failure) if it can't be.  Its workers open *route*: the
+        configuration and embedded servers' addresses, through the row's
+        proxy with --rtt.
+        """
+        name = self.ladder.database_of(row)
         options, factory = self.options, self.config.databases[name]
         # E.g. worker processes can't share a FileStorage (threads can).
         reason = concurrency.mode_of(options.mode).problem(options.sharing, workers, factory)
-        reason = reason or hosts_problem(options.hosts, addresses)
+        reason = reason or hosts_problem(options.hosts, route.addresses)
         if reason:
-            self._fail(name, count, workers, self.result.phases, reason)
+            self._fail(row, count, workers, self.result.phases, reason)
             return None
-        spec = session_spec(self.config.source, name, tuple(addresses), options, count, workers)
+        spec = session_spec(route.source, name, tuple(route.addresses), options, count, workers)
         assert spec.cache_workload is not None
         for note in configured_cache_notes(self.config.source, name, spec.cache_workload):
             self.note(note)
@@ -149,9 +164,10 @@ class Runner(RunnerSkeleton):
         # Worker 0 reads the size for bytes/object where the probe could (see storagesize).
         size = self.result.metadata["databases"][name].get("size", {})
         spec = dataclasses.replace(spec, measure_size="method" in size)
-        return database_column(
+        column = database_column(
             spec, options, count, tuple(self.result.phases), self.stages, factory
         )
+        return dataclasses.replace(column, name=row)
 
     def _floor_column(self, name: str, count: int, workers: int) -> Column | None:
         """How floor *name* is measured at this level, or None (with a failure) if it can't be."""
@@ -210,7 +226,8 @@ class Runner(RunnerSkeleton):
                 if outcome.error is not None:
                     report("failed", one_line(redact(outcome.error, self.secrets)))
                     failed = column.lost(stage)
-                    info = self.result.metadata.get("databases", {}).get(name, {})
+                    database = self.ladder.database_of(name)
+                    info = self.result.metadata.get("databases", {}).get(database, {})
                     hint = storages.failure_hint(outcome.error, info, count, workers)
                     reason = f"{stage} stage failed: {hint or outcome.error}"
                     self._fail(name, count, workers, failed, reason)
@@ -241,6 +258,9 @@ class Runner(RunnerSkeleton):
 
     def fail_unsettled(self, name: str, reason: str) -> None:
         self.result.fail_unsettled(name, reason)
+
+    def record_fits(self) -> None:
+        self.result.metadata["rtt"]["fits"] = [fit.as_data() for fit in classic_fits(self.result)]
 
 
 def _empty_result(config: LoadedConfig, options: RunOptions) -> RunResult:

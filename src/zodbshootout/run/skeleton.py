@@ -29,6 +29,7 @@ from zodbshootout.probes.diagnostics import log_current_traceback
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
 from zodbshootout.results.record import RunResult
+from zodbshootout.run.ladder import Ladder
 from zodbshootout.run.signals import Terminated, interruptible, signal_name
 from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
 from zodbshootout.workload.root import ForeignDataError
@@ -55,6 +56,27 @@ class RunnerSkeleton:
         self.dropped: set[str] = set()
         #: The signal that interrupts the run, once one came (see run.signals).
         self.received: list[str] = []
+        #: --rtt: each database's rows and their proxies (see use_ladder); none by default.
+        self.ladder = Ladder(config, [])
+
+    def use_ladder(self, ladder: Ladder) -> None:
+        """Measure each database of *ladder* as its rows (``zeo_fs@2ms``), recorded as such.
+
+        The result's databases become the rows, in place of their database;
+        the ladder's record is the result's ``metadata["rtt"]``.
+        """
+        self.ladder = ladder
+        if ladder.steps:
+            self.result.databases = _with_others(ladder, self.result.databases)
+            self.result.metadata["rtt"] = ladder.record
+
+    def rows_of(self, name: str) -> list[str]:
+        """The rows a failure of *name* costs: a database's every row, or the row itself."""
+        rows = self.ladder.rows.get(name)
+        return [row.name for row in rows] if rows else [name]
+
+    def record_fits(self) -> None:
+        """With --rtt, after the run: the fits of the rows measured (see results.rtt)."""
 
     # -- what a mode supplies --
 
@@ -86,11 +108,17 @@ class RunnerSkeleton:
         received = self.received
         try:
             with interruptible(received), embedded_servers(self.config, self.served()) as servers:
-                self.measure(servers)
+                try:
+                    self.measure(servers)
+                finally:
+                    # The proxies stop on every way out, before the servers behind them.
+                    self.ladder.stop()
         except KeyboardInterrupt as e:
             self.result.interrupted = True
             # The handler's note; else a signal that came just before it was installed.
             self.result.signal = received[0] if received else signal_name(e)
+        if self.ladder.steps:
+            self.record_fits()
         metadata["finished"] = time.time()
         return self.result
 
@@ -167,12 +195,22 @@ class RunnerSkeleton:
         if self.received:
             raise Terminated() if self.received[0] == "SIGTERM" else KeyboardInterrupt()
         self.dropped.add(name)
-        self.fail_unsettled(name, self.one_line(reason))
+        for row in self.rows_of(name):
+            self.dropped.add(row)
+            self.fail_unsettled(row, self.one_line(reason))
         self.saved()
 
     def one_line(self, reason: str) -> str:
         """*reason* as a footnote: one line, no secrets."""
         return one_line(redact(reason, self.secrets))
+
+
+def _with_others(ladder: Ladder, names: list[str]) -> list[str]:
+    """The result's databases: each database's rows, the others (floors) in their place."""
+    ordered = []
+    for name in names:
+        ordered += [row.name for row in ladder.rows[name]] if name in ladder.rows else [name]
+    return ordered
 
 
 def describe_error(error: Exception) -> str:

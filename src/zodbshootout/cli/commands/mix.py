@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from zodbshootout import faults
 from zodbshootout.cli.commands import Command
-from zodbshootout.cli.numbers import CONCURRENCY, OBJECT_SIZE, SEED, TIMEOUT, Number, Parsed
+from zodbshootout.cli.numbers import (
+    CONCURRENCY,
+    OBJECT_SIZE,
+    RTT_HELP,
+    RTT_LADDER,
+    SEED,
+    TIMEOUT,
+    Number,
+    Parsed,
+)
 from zodbshootout.cli.parsing import add_format, add_output
 from zodbshootout.cli.printing import write_line
 from zodbshootout.cli.say import emit
@@ -206,6 +215,7 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         "the classic run does: localhost, h1,h2 or h1=2,h2=3 (shares of the workers), or a "
         "file of lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
     )
+    parser.add_argument("--rtt", metavar="LADDER", type=RTT_LADDER, default=(), help=RTT_HELP)
     parser.add_argument(
         "--timeout",
         metavar="SECONDS",
@@ -263,7 +273,9 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     )  # fmt: skip
     # The tests' fault hook (see faults); None in real runs.
     fault = faults.from_environment()
-    return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts, fault)
+    return MixOptions(
+        plan, args.concurrency, args.threads, args.timeout, hosts, fault, tuple(args.rtt)
+    )
 
 
 def mix_footprint(

@@ -1,0 +1,183 @@
+"""An ``--rtt`` ladder in a run: each database's rows, their proxies, the RTTs they measured.
+
+A database with network servers becomes one row per step, ``NAME@STEP``
+(``zeo_fs@2ms``, see results.rtt), measured like any other database (a
+column of the classic table, a mix record) with its workers opening the
+configuration rewritten through a proxy of its own (network.delayed) that
+adds the step's round trip.  One proxy per row, each at its step's delay
+for the whole run, lets the classic run's rounds interleave the steps (a
+burst of load on the machine weighs on every step alike).  A database
+without a server (FileStorage, SQLite) keeps its one row, measured once.
+
+The round trip each row's server answers in is measured through its proxy
+before the row is measured (the best of a few, alternated with the direct
+one, since load only ever adds time), and recorded in
+``metadata["rtt"]["rows"]``.  Every proxy stops with the run (:meth:`stop`,
+called on every way out of it; a proxy also ends by itself when the run's
+process dies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zodbshootout.config.hosts import HostSpec
+from zodbshootout.config.loader import ConfigSource, LoadedConfig
+from zodbshootout.errors import UsageError
+from zodbshootout.network.delayed import DelayedDatabase, plan_ladder
+from zodbshootout.network.delays import RttStep
+from zodbshootout.network.routes import DatabaseServers
+from zodbshootout.network.rtt import measure_round_trips
+from zodbshootout.results.rtt import row_name
+
+Addresses = list[tuple[str, int]]
+
+#: Alternated measurements of the direct and the proxied round trip; the best of each.
+MEASURE_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a run: the name it is recorded as, its database's section, its step."""
+
+    name: str
+    database: str
+    step: RttStep | None  # None: a database without servers, measured once
+
+
+@dataclass(frozen=True)
+class Route:
+    """What a row's workers open: the configuration (maybe rewritten) and embedded addresses."""
+
+    source: ConfigSource
+    addresses: Addresses
+
+
+class Ladder:
+    """The rows of a run over *names* and, once started, their proxies.
+
+    Without steps every database is one row of its own name and nothing is
+    started.  *hosts*: the --hosts worker hosts; the proxies run on the one
+    worker host (several are refused: each would need its own addresses).
+    """
+
+    def __init__(
+        self,
+        config: LoadedConfig,
+        names: Sequence[str],
+        steps: Sequence[RttStep] = (),
+        hosts: Sequence[HostSpec] = (),
+    ) -> None:
+        self.config = config
+        self.steps = tuple(steps)
+        self.host: HostSpec | None = None
+        self.plans: dict[str, DatabaseServers] = {}
+        if self.steps:
+            self.plans = plan_ladder(config, names)
+            remote = list(dict.fromkeys(host.name for host in hosts if not host.is_local))
+            if len(remote) > 1:
+                raise UsageError(
+                    "--rtt with --hosts: the proxy runs on the worker host, so name one "
+                    f"worker host, not {len(remote)} ({', '.join(remote)})"
+                )
+            self.host = next((host for host in hosts if not host.is_local), None)
+        self.rows: dict[str, list[Row]] = {name: self._rows(name) for name in names}
+        self._delayed: dict[str, DelayedDatabase] = {}
+        self.record: dict[str, Any] = {}
+        if self.steps:
+            self.record = {
+                "ladder": [
+                    {"rtt_seconds": s.rtt_seconds, "jitter_seconds": s.jitter_seconds}
+                    for s in self.steps
+                ],
+                "rows": {},
+                "unproxied": [n for n in names if not self.delays(n)],
+                "proxy_host": self.host.name if self.host else None,
+            }
+
+    def delays(self, name: str) -> bool:
+        """True when database *name* has servers a proxy stands before (or refuses)."""
+        plan = self.plans.get(name)
+        if plan is None:
+            return False
+        return any(link.addresses or link.embedded or link.unproxyable for link in plan.links)
+
+    def _rows(self, name: str) -> list[Row]:
+        if not self.delays(name):
+            return [Row(name, name, None)]
+        return [Row(row_name(name, s.rtt_seconds, s.jitter_seconds), name, s) for s in self.steps]
+
+    @property
+    def names(self) -> list[str]:
+        """Every row's name, database by database in the configuration's order."""
+        return [row.name for rows in self.rows.values() for row in rows]
+
+    def database_of(self, row: str) -> str:
+        """The database (configuration section) *row* measures; a name not a row is its own."""
+        found = (r.database for rows in self.rows.values() for r in rows if r.name == row)
+        return next(found, row)
+
+    def start(self, name: str, addresses: Addresses) -> dict[str, Route]:
+        """Database *name*'s rows and what each opens; its proxies started and measured.
+
+        *addresses*: its embedded ZEO servers' (as the run started them).  A
+        database refused by the proxy, or whose round trip can't be
+        measured, raises a CellError (the database's failure).
+        """
+        rows = self.rows[name]
+        if rows[0].step is None:
+            return {name: Route(self.config.source, list(addresses))}
+        routes = {}
+        for row in rows:
+            assert row.step is not None
+            delayed = DelayedDatabase(self.config, name, addresses, row.step, host=self.host)
+            self._delayed[row.name] = delayed
+        for row in rows:
+            proxied = self._delayed[row.name].proxied
+            routes[row.name] = Route(proxied.source, list(proxied.embedded))
+        if self.host is None:
+            self._measure(name, addresses)
+        else:
+            for row in rows:
+                self.record["rows"][row.name] = self._row_record(row, {}, {})
+        return routes
+
+    def _measure(self, name: str, addresses: Addresses) -> None:
+        """Each row's round trip through its proxy, the best of a few, beside the direct one."""
+        base: dict[str, float] = {}
+        seen: dict[str, dict[str, float]] = {}
+        for _ in range(MEASURE_ROUNDS):
+            _keep_best(base, measure_round_trips(self.config.source, name, addresses))
+            for row in self.rows[name]:
+                _keep_best(seen.setdefault(row.name, {}), self._delayed[row.name].measure())
+        for row in self.rows[name]:
+            self.record["rows"][row.name] = self._row_record(row, base, seen[row.name])
+
+    def _row_record(
+        self, row: Row, base: dict[str, float], proxied: dict[str, float]
+    ) -> dict[str, Any]:
+        assert row.step is not None
+        servers = list(proxied or base)
+        return {
+            "database": row.database,
+            "asked_seconds": row.step.rtt_seconds,
+            "jitter_seconds": row.step.jitter_seconds,
+            "server": servers[0] if servers else None,
+            "base_seconds": dict(base),
+            "proxied_seconds": dict(proxied),
+            "proxy_pid": self._delayed[row.name].pid,
+        }
+
+    def stop(self) -> None:
+        """Stop every proxy started (each waited for; a failure to stop one stops no other)."""
+        for delayed in self._delayed.values():
+            with contextlib.suppress(Exception):
+                delayed.stop()
+
+
+def _keep_best(best: dict[str, float], seen: dict[str, float]) -> None:
+    for server, seconds in seen.items():
+        best[server] = min(seconds, best.get(server, seconds))
