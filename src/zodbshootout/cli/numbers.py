@@ -216,10 +216,19 @@ TIMEOUT = Number(float, MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, "seconds")
 #: --seed: any 64-bit integer.
 SEED = Number(int, -(2**63), 2**63 - 1)
 
+
 #: --rtt: a ladder of added round-trip times (the classic run's and mix's), in
 #: network.delays' own form: ``0,0.5,2,10ms``, ``2ms±0.5``; each at most 10 s.
+def _rtt_ladder(text: str) -> Any:
+    """The ladder's steps; argparse names the option itself, so the parser's name is cut."""
+    try:
+        return parse_rtt_ladder(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--rtt: ")) from None
+
+
 RTT_LADDER = Parsed(
-    parse_rtt_ladder, ("{}", "{}ms", "0,{}ms", "2ms±{}"), ("-1ms", "10001ms", "-0.001"), "ladder"
+    _rtt_ladder, ("{}", "{}ms", "0,{}ms", "2ms±{}"), ("-1ms", "10001ms", "-0.001"), "ladder"
 )
 
 #: --rtt's help, the same for both parsers.

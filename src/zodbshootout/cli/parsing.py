@@ -9,8 +9,8 @@ subcommand without touching it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
-from typing import NoReturn
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
 
 from zodbshootout.cli.numbers import Number
 from zodbshootout.errors import UsageError
@@ -18,12 +18,40 @@ from zodbshootout.outputfile import written_name
 from zodbshootout.render.formats import format_names
 from zodbshootout.results.stats import AGGREGATES
 
+#: Options whose value may begin with a minus sign (a negative delay, to be
+#: refused with its reason): argparse would take ``-1ms`` for an option.
+SIGNED_VALUES = ("--rtt",)
+
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and our exception."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        """``--rtt -1ms`` read as ``--rtt=-1ms``, so that its value is refused for what it is."""
+        if args is not None:
+            args = _bind_signed_values(list(args))
+        return super().parse_known_args(args, namespace)
+
+
+def _bind_signed_values(argv: list[str]) -> list[str]:
+    bound: list[str] = []
+    skip = False
+    for index, word in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if word in SIGNED_VALUES and following[:1] == "-" and following[1:2] in "0123456789.":
+            bound.append(f"{word}={following}")
+            skip = True
+        else:
+            bound.append(word)
+    return bound
 
 
 #: The largest slowdown a gate takes, in percent: 100% slower is twice as

@@ -62,10 +62,15 @@ def database_column(
     phases: tuple[str, ...],
     stages: dict[str, list[Step]],
     factory: Any,
+    name: str | None = None,
 ) -> Column:
-    """A ZODB database's column: sessions of the run's mode, the classic stages' tasks."""
+    """A ZODB database's column: sessions of the run's mode, the classic stages' tasks.
+
+    *name*: the column's name in the result (an --rtt row's, ``zeo_fs@2ms``),
+    when it is not the database's.
+    """
     return Column(
-        spec.database,
+        name or spec.database,
         spec.concurrency,
         measured=phases,
         stages=stages,

@@ -59,7 +59,6 @@ class Runner(RunnerSkeleton):
         on_database_done: Callable[[RunResult], None] | None = None,
         rtt: Sequence[RttStep] = (),
     ) -> None:
-        """*rtt*: the --rtt ladder (see run.ladder); a UsageError if it has nothing to delay."""
         concurrency.refuse_options(options)
         # on_database_done saves the result after each database and round.
         super().__init__(config, _empty_result(config, options), on_database_done)
@@ -69,8 +68,6 @@ class Runner(RunnerSkeleton):
         self.looped = [name for name in options.ordered_phases if REGISTRY[name].run_loops]
         #: The <rawkv> floors: measured in the same rounds, by rawkv.floor's repetition.
         self.floors = [name for name in config.names if is_rawkv(config.databases[name])]
-        #: Each row measured (a database, or one step of its --rtt ladder) and what it opens.
-        self.routes: dict[str, Route] = {}
         self.use_ladder(Ladder(config, self.served(), rtt, options.hosts))
 
     def run(self) -> RunResult:
@@ -94,10 +91,7 @@ class Runner(RunnerSkeleton):
                 name: addresses for name, addresses in ready.items() if addresses is not None
             }
             self.describe_hosts(options.hosts, reachable, options.timeout_seconds)
-        for name, addresses in ready.items():
-            if addresses is not None and name not in self.dropped:
-                routes = self.set_up(name, partial(self.ladder.start, name, addresses))
-                self.routes.update(routes or {})
+        self.start_rows(ready)
         for name in self.floors:
             floor.set_up(
                 name, self.config.databases[name], self.result.phases, self.result.metadata
@@ -140,12 +134,7 @@ class Runner(RunnerSkeleton):
             self._report(name, count, workers, done, "done")
 
     def _database_column(self, row: str, route: Route, count: int, workers: int) -> Column | None:
-        """How *row* (a database, or one step of its ladder) is measured at this level.
-
-        None (with a failure) if it can't be.  Its workers open *route*: the
-        configuration and embedded servers' addresses, through the row's
-        proxy with --rtt.
-        """
+        """How *row* (a database or its --rtt step) is measured here; None if it can't be."""
         name = self.ladder.database_of(row)
         options, factory = self.options, self.config.databases[name]
         # E.g. worker processes can't share a FileStorage (threads can).
@@ -164,10 +153,8 @@ class Runner(RunnerSkeleton):
         # Worker 0 reads the size for bytes/object where the probe could (see storagesize).
         size = self.result.metadata["databases"][name].get("size", {})
         spec = dataclasses.replace(spec, measure_size="method" in size)
-        column = database_column(
-            spec, options, count, tuple(self.result.phases), self.stages, factory
-        )
-        return dataclasses.replace(column, name=row)
+        phases = tuple(self.result.phases)
+        return database_column(spec, options, count, phases, self.stages, factory, row)
 
     def _floor_column(self, name: str, count: int, workers: int) -> Column | None:
         """How floor *name* is measured at this level, or None (with a failure) if it can't be."""
@@ -226,8 +213,7 @@ class Runner(RunnerSkeleton):
                 if outcome.error is not None:
                     report("failed", one_line(redact(outcome.error, self.secrets)))
                     failed = column.lost(stage)
-                    database = self.ladder.database_of(name)
-                    info = self.result.metadata.get("databases", {}).get(database, {})
+                    info = self.described(name)
                     hint = storages.failure_hint(outcome.error, info, count, workers)
                     reason = f"{stage} stage failed: {hint or outcome.error}"
                     self._fail(name, count, workers, failed, reason)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
@@ -29,7 +30,7 @@ from zodbshootout.probes.diagnostics import log_current_traceback
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
 from zodbshootout.results.record import RunResult
-from zodbshootout.run.ladder import Ladder
+from zodbshootout.run.ladder import Ladder, Route
 from zodbshootout.run.signals import Terminated, interruptible, signal_name
 from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
 from zodbshootout.workload.root import ForeignDataError
@@ -58,6 +59,8 @@ class RunnerSkeleton:
         self.received: list[str] = []
         #: --rtt: each database's rows and their proxies (see use_ladder); none by default.
         self.ladder = Ladder(config, [])
+        #: Each row measured (a database, or one step of its --rtt ladder) and what it opens.
+        self.routes: dict[str, Route] = {}
 
     def use_ladder(self, ladder: Ladder) -> None:
         """Measure each database of *ladder* as its rows (``zeo_fs@2ms``), recorded as such.
@@ -69,6 +72,22 @@ class RunnerSkeleton:
         if ladder.steps:
             self.result.databases = _with_others(ladder, self.result.databases)
             self.result.metadata["rtt"] = ladder.record
+
+    def start_rows(self, ready: dict[str, Addresses | None]) -> None:
+        """Each database set up (its embedded servers' addresses in *ready*): its rows' routes.
+
+        With --rtt its proxies start and their round trips are measured
+        (see run.ladder); a database they fail is failed, not the run.
+        """
+        for name, addresses in ready.items():
+            if addresses is not None and name not in self.dropped:
+                routes = self.set_up(name, partial(self.ladder.start, name, addresses))
+                self.routes.update(routes or {})
+
+    def described(self, row: str) -> dict[str, Any]:
+        """What set-up found out about *row*'s database (``metadata["databases"]``)."""
+        databases = self.result.metadata.get("databases", {})
+        return dict(databases.get(self.ladder.database_of(row), {}))
 
     def rows_of(self, name: str) -> list[str]:
         """The rows a failure of *name* costs: a database's every row, or the row itself."""
