@@ -285,3 +285,40 @@ def test_remote_sample_on_two_hosts_measures_every_database(network, sample_data
         (database, phase) for database in databases for phase in SAMPLE_PHASES
     }
     assert all(0 <= s["skew_seconds"] < 1 for s in measured), measured
+
+
+def test_an_rtt_ladder_runs_its_proxy_on_the_worker_host(network, tmp_path):
+    """--rtt with one worker host: the proxy runs there, and the RTT is measured from there."""
+    config = tmp_path / "direct.conf"
+    config.write_text(_config(network["db"].address).split("<zodb delayed>")[0])
+    result_path = tmp_path / "rtt.json"
+    env = dict(os.environ, PATH=f"{netns.fake_ssh(str(tmp_path))}:{os.environ['PATH']}")
+    command = [
+        sys.executable, "-m", "zodbshootout", str(config), "--hosts", network["b"].name,
+        "--rtt", "0,3ms", "-n", "20", "-c", "1", "-r", "1", "-q", "--work",
+        "-o", str(result_path), "cold", "steamin",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        network["a"].command(command),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    done, left = _finish(process)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert left == []
+    metadata = json.loads(result_path.read_text())["metadata"]
+    assert metadata["rtt"]["proxy_host"] == network["b"].name
+    rows = metadata["rtt"]["rows"]
+    assert list(rows) == ["direct@0ms", "direct@3ms"]
+    for row, asked in zip(rows.values(), (0, 3e-3), strict=True):
+        added = row["proxied_seconds"]["direct"] - row["base_seconds"]["direct"]
+        # One probe each from the worker host (a median of a few pings), across the bridge.
+        assert abs(added - asked) <= max(0.15 * asked, 0.3e-3), (asked, added)
+    fits = {fit["what"]: fit for fit in metadata["rtt"]["fits"]}
+    cold = fits["cold"]
+    assert abs(cold["slope"] - cold["counted"]) <= 0.2 * cold["counted"], cold
+    assert abs(fits["steamin"]["slope"]) < 0.05 * cold["slope"]

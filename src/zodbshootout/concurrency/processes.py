@@ -251,12 +251,8 @@ class ProcessSession:
         self.spec = spec
 
     def populate(self, fill: Callable[[Any], None]) -> None:
-        db = open_database(
-            self.spec.source,
-            self.spec.database,
-            list(self.spec.server_addresses),
-            client_label="populate",
-        )
+        source, addresses = self.spec.setup or (self.spec.source, self.spec.server_addresses)
+        db = open_database(source, self.spec.database, list(addresses), client_label="populate")
         try:
             fill(db)
         finally:

@@ -45,6 +45,10 @@ class SessionSpec:
     hosts: tuple[HostSpec, ...] = ()  # --hosts: the workers run there (see concurrency.hosts)
     #: Threads and gevent: all workers use one DB (the mode's record decides, from sharing).
     shares_one_db: bool = False
+    #: Where the runner's own untimed work (populate) reaches the database, when not
+    #: as the workers do: with --rtt the original configuration and servers' addresses,
+    #: since the workers' proxy may listen on another host (--hosts).
+    setup: tuple[ConfigSource, tuple[tuple[str, int], ...]] | None = None
 
 
 class Session(Protocol):

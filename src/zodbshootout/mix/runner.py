@@ -210,6 +210,7 @@ class MixRunner(RunnerSkeleton):
             mode.name,
             hosts=options.hosts,
             shares_one_db=mode.shares_one_db(concurrency.SHARED),
+            setup=route.setup,
         )
         with contextlib.closing(mode.open_session(spec)) as session:
             loaded: dict[str, Any] = {}

@@ -24,9 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zodbshootout.concurrency.host_environment import describe_hosts
+from zodbshootout.concurrency.hosts import HostError
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import ConfigSource, LoadedConfig
-from zodbshootout.errors import UsageError
+from zodbshootout.errors import CellError, UsageError
 from zodbshootout.network.delayed import DelayedDatabase, plan_ladder
 from zodbshootout.network.delays import RttStep
 from zodbshootout.network.routes import DatabaseServers
@@ -40,6 +42,8 @@ Addresses = list[tuple[str, int]]
 #: further than SETTLED (10 %, or 0.2 ms) from its floor, the direct round trip + the step.
 LEAST_ROUNDS, MOST_ROUNDS = 3, 10
 SETTLED_FRACTION, SETTLED_SECONDS = 0.1, 0.2e-3
+#: How long a worker host may take to describe its round trips (--hosts).
+HOST_TIMEOUT_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class Route:
 
     source: ConfigSource
     addresses: Addresses
+    #: The runner's own way to the database (the original): untimed work goes there.
+    setup: tuple[ConfigSource, tuple[tuple[str, int], ...]] | None = None
 
 
 class Ladder:
@@ -140,13 +146,41 @@ class Ladder:
             self._delayed[row.name] = delayed
         for row in rows:
             proxied = self._delayed[row.name].proxied
-            routes[row.name] = Route(proxied.source, list(proxied.embedded))
+            setup = (self.config.source, tuple(addresses))
+            routes[row.name] = Route(proxied.source, list(proxied.embedded), setup)
         if self.host is None:
             self._measure(name, addresses)
         else:
-            for row in rows:
-                self.record["rows"][row.name] = self._row_record(row, {}, {})
+            self._measure_on_host(name, addresses, routes)
         return routes
+
+    def _measure_on_host(self, name: str, addresses: Addresses, routes: dict[str, Route]) -> None:
+        """With --hosts: each row's round trip as the worker host sees it, through its proxy.
+
+        The proxies listen on that host's loopback, so the probe runs there
+        (the hosts' description, concurrency.host_environment), once
+        directly and once per row.  Also on a busy host, one of each.
+        """
+        assert self.host is not None
+        host = self.host
+
+        def seen(source: ConfigSource, embedded: Addresses) -> dict[str, float]:
+            try:
+                facts = describe_hosts((host,), source, {name: embedded}, HOST_TIMEOUT_SECONDS)
+            except HostError as e:
+                why = f"the round trip from {host.name} could not be measured: {e}"
+                raise CellError(why) from None
+            found = facts[host.name]
+            if name not in found.get("latency_seconds", {}):
+                why = found.get("latency_errors", {}).get(name, "no latency probe")
+                raise CellError(f"the round trip from {host.name} could not be measured: {why}")
+            return {name: float(found["latency_seconds"][name])}
+
+        base = seen(self.config.source, addresses)
+        for row in self.rows[name]:
+            route = routes[row.name]
+            proxied = seen(route.source, route.addresses)
+            self.record["rows"][row.name] = self._row_record(row, base, proxied)
 
     def _measure(self, name: str, addresses: Addresses) -> None:
         """Each row's round trip through its proxy, the best of a few, beside the direct one.

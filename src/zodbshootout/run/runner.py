@@ -152,7 +152,7 @@ class Runner(RunnerSkeleton):
         described.setdefault("cache_sizes", {})[str(count)] = sizes
         # Worker 0 reads the size for bytes/object where the probe could (see storagesize).
         size = self.result.metadata["databases"][name].get("size", {})
-        spec = dataclasses.replace(spec, measure_size="method" in size)
+        spec = dataclasses.replace(spec, measure_size="method" in size, setup=route.setup)
         phases = tuple(self.result.phases)
         return database_column(spec, options, count, phases, self.stages, factory, row)
 
