@@ -26,8 +26,8 @@ def format_fit(fit: RttFit, *, where: bool = True) -> str:
     level = f" (n={fit.object_count}, c={fit.concurrency})" if fit.object_count else ""
     head = f"{fit.database} {fit.what}{level}" if where else fit.what
     text = (
-        f"{head}: +{fit.slope:.2f} ms per transaction per added ms of RTT "
-        f"≈ {fit.slope:.1f} round trips per transaction "
+        f"{head}: {fit.slope:+.2f} ms per transaction per added ms of RTT "
+        f"≈ {max(fit.slope, 0.0):.1f} round trips per transaction "
         f"(local cost {fit.intercept_seconds * 1e3:.3g} ms; {len(fit.points)} steps)"
     )
     if fit.counted is not None:
