@@ -267,7 +267,10 @@ class MixRunner(RunnerSkeleton):
             cell = {"database": name, "object_count": plan.objects}
             cell.update(concurrency=options.concurrency, repetition=1)
             self.record_host_facts(cell, outcome.host_facts)
-            self.result.metadata["mix_workers"][name] = outcome.host_facts.get("workers", {})
+            places = outcome.host_facts.get("workers", {})
+            self.result.metadata["mix_workers"][name] = places
+            for entry in record["workers"]:  # each worker's share beside its host
+                entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
 
 

@@ -16,6 +16,12 @@ from typing import Any
 
 from zodbshootout.render.skew import SKEW_SHARE
 from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_fairness import (
+    fairness,
+    fairness_line,
+    host_line,
+    starved_warnings,
+)
 from zodbshootout.results.mix_stats import (
     PERCENTILES,
     OperationSummary,
@@ -25,8 +31,10 @@ from zodbshootout.results.mix_stats import (
     total_summary,
 )
 
-#: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version.
-MIX_TABLE_FORMAT_VERSION = 1
+#: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version;
+#: 2: each database of a run has "fairness" (per worker and host; null with one worker or
+#: a run saved before it was kept), and a comparison has rows of the metric "jain_index".
+MIX_TABLE_FORMAT_VERSION = 2
 
 #: The units of every JSON document of mix runs.
 UNITS = {"tx_per_second": "transactions per second", "latency": "milliseconds"}
@@ -169,8 +177,74 @@ def record_notes(record: MixRecord) -> list[str]:
 
 
 def mix_notes(record: MixRecord, run: MixRun) -> list[str]:
-    """Every note of one database's block: :func:`record_notes`, then where the workers ran."""
-    return record_notes(record) + host_notes(record, run)
+    """Every note of one database's block: :func:`record_notes`, where the workers ran,
+    then how fairly the commits fell on them (:func:`fairness_notes`)."""
+    return record_notes(record) + host_notes(record, run) + fairness_notes(record)
+
+
+def fairness_notes(record: MixRecord) -> list[str]:
+    """With two workers or more: the fairness line, a line per host (--hosts), the starved."""
+    found = fairness(record)
+    if found is None:
+        return []
+    lines = [fairness_line(found)]
+    lines += [host_line(host, len(found.workers)) for host in found.hosts]
+    return lines + [f"warning: {warning}" for warning in starved_warnings(record)]
+
+
+#: The columns of the per-worker table (--per-worker).
+WORKER_HEADER = ["worker", "host", "tx/s", "p99 ms", "transactions", "share"]
+
+
+def worker_table(record: MixRecord) -> list[list[str]]:
+    """--per-worker: a header, then a row per worker; empty with fewer than two workers.
+
+    The numbers are right-aligned from the column after ``host`` (or ``worker``)."""
+    found = fairness(record)
+    if found is None:
+        return []
+    hosts = bool(found.hosts)  # the host column only with --hosts
+    rows = [[name for name in WORKER_HEADER if hosts or name != "host"]]
+    for worker in found.workers:
+        where = [worker.host or "-"] if hosts else []
+        rows.append(
+            [
+                worker.name.removeprefix("worker "),
+                *where,
+                number_text(worker.per_second, 1),
+                number_text(worker.p99_ms),
+                str(worker.transactions),
+                f"{worker.share:.1%}",
+            ]
+        )
+    return rows
+
+
+def fairness_document(record: MixRecord) -> dict[str, Any] | None:
+    """The record's fairness as JSON-compatible data; None with fewer than two workers."""
+    found = fairness(record)
+    if found is None:
+        return None
+
+    def share(entry: Any) -> dict[str, Any]:
+        return {
+            "name": entry.name,
+            "host": entry.host,
+            "workers": entry.workers,
+            "transactions": entry.transactions,
+            "tx_per_second": finite(entry.per_second),
+            "p99_ms": finite(entry.p99_ms),
+            "share": finite(entry.share, 6),
+        }
+
+    return {
+        "jain_index": finite(found.jain, 6),
+        "min_share": finite(found.min_share, 6),
+        "max_share": finite(found.max_share, 6),
+        "workers": [share(worker) for worker in found.workers],
+        "hosts": [share(host) for host in found.hosts],
+        "starved": [worker.name for worker in found.starved],
+    }
 
 
 def host_notes(record: MixRecord, run: MixRun) -> list[str]:
@@ -237,6 +311,7 @@ def mix_document(run: MixRun) -> dict[str, Any]:
                 "client_cache_hit_rate": finite(hit_rate(record), 6),
                 "client_cache_loads": record.counters.get("loads"),
                 "operations": operations,
+                "fairness": fairness_document(record),
                 "notes": mix_notes(record, run),
             }
         )

@@ -118,6 +118,41 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class WorkerTotals:
+    """One worker's share of a database's run: its commits, changes and latencies.
+
+    ``transactions`` are the worker's committed transactions of every
+    operation (a read commits too); ``increments`` the object changes they
+    made (``warmup_increments``: its warm-up's), so that every worker's add
+    up to what the read-back found.  ``latency`` is the worker's latencies of
+    every operation, an encoded HdrHistogram ("" when empty).
+    """
+
+    worker: int
+    seconds: float
+    transactions: int
+    latency: str
+    increments: int = 0
+    warmup_increments: int = 0
+    #: With --hosts: the host the worker ran on; None otherwise.
+    host: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Any) -> WorkerTotals:
+        if not isinstance(data, dict):
+            raise ValueError("a worker is not an object")
+        return cls(
+            worker=_int(data, "worker"),
+            seconds=_number(data, "seconds"),
+            transactions=_int(data, "transactions"),
+            latency=_text(data, "latency") or "",
+            increments=_int(data, "increments", 0),
+            warmup_increments=_int(data, "warmup_increments", 0),
+            host=_text(data, "host"),
+        )
+
+
+@dataclass(frozen=True)
 class MixRecord:
     """One database's mix run: its operations, its intervals, and what the check after found."""
 
@@ -143,6 +178,8 @@ class MixRecord:
     dataset: Mapping[str, Any] | None = None
     #: The object changes the database held after the run; None before that check existed.
     changes_found: int | None = None
+    #: Each worker's share, in worker order; empty in records saved before it was kept.
+    workers: tuple[WorkerTotals, ...] = ()
 
     @classmethod
     def from_data(cls, data: Any) -> MixRecord:
@@ -161,6 +198,9 @@ class MixRecord:
         if database is None:
             raise ValueError("no database")
         found = data.get("changes_found")
+        workers = data.get("workers") or []
+        if not isinstance(workers, list):
+            raise ValueError("workers of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -178,6 +218,7 @@ class MixRecord:
             counters=counters,
             dataset=dataset,
             changes_found=None if found is None else _int(data, "changes_found"),
+            workers=tuple(WorkerTotals.from_data(worker) for worker in workers),
         )
 
     @property
@@ -207,9 +248,11 @@ class MixRun:
     worker_hosts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: With --hosts: per database, how far apart the workers started measuring (seconds).
     skews: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    #: --per-worker: the tables add a row per worker (how it is shown; never saved).
+    per_worker: bool = False
 
     @classmethod
-    def of(cls, result: RunResult) -> MixRun:
+    def of(cls, result: RunResult, per_worker: bool = False) -> MixRun:
         """*result*'s mix records, typed; a ValueError for a record of the wrong shape."""
         metadata = result.metadata
         options = metadata.get("mix") or {}
@@ -234,6 +277,7 @@ class MixRun:
                 if isinstance(placed, dict) and placed
             },
             skews=skews,
+            per_worker=per_worker,
         )
 
     @property
@@ -307,6 +351,25 @@ def merge_reports(
         "uncertain_increments": sum(report["uncertain_increments"] for report in reports),
         "inserted": sum(report["inserted"] for report in reports),
         "counters": sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
+        "workers": [_worker_totals(report) for report in sorted(reports, key=_worker_of)],
+    }
+
+
+def _worker_of(report: dict[str, Any]) -> int:
+    return int(report["worker"])
+
+
+def _worker_totals(report: dict[str, Any]) -> dict[str, Any]:
+    """One worker's committed transactions, changes and latencies (see WorkerTotals)."""
+    entries = report["operations"].values()
+    return {
+        "worker": report["worker"],
+        "seconds": report["seconds"],
+        "transactions": sum(e["count"] for e in entries),
+        "latency": encode(merge([e["latency"] for e in entries])),
+        "increments": report["increments"],
+        "warmup_increments": report["warmup_increments"],
+        "host": None,
     }
 
 

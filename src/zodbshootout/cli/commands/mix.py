@@ -223,6 +223,12 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         "--save-to", type=written_name, metavar="DIR", help="save the result in DIR too"
     )
     parser.add_argument("--label", help="a name for this run in compare and history")
+    parser.add_argument(
+        "--per-worker",
+        action="store_true",
+        help="a row per worker (host, tx/s, p99, committed transactions, share) under each "
+        "database's operations; the fairness line and starved workers are shown always",
+    )
     add_format(
         parser,
         "table",
@@ -338,12 +344,13 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as e:
         # Before or after the run itself: nothing was measured, nothing to show.
         return EXIT_SIGTERM if signal_name(e) == "SIGTERM" else EXIT_SIGINT
-    return _finish(result, outputs, quiet)
+    return _finish(result, outputs, quiet, args.per_worker)
 
 
-def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
+def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: bool) -> int:
     from zodbshootout.render.formats import get_format
     from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_fairness import starved_warnings
     from zodbshootout.results.mix_stats import trend_warnings
 
     # 2 only when no database could be set up; a server that died later is a failure (1).
@@ -351,13 +358,13 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
         for failure in result.failures:
             emit(f"zodbshootout mix: error: {failure.database}: {failure.reason}", sys.stderr)
         return EXIT_USAGE
-    run = MixRun.of(result)
+    run = MixRun.of(result, per_worker)
     if outputs.table_on_stdout:
         for line in get_format(outputs.format).mix(run):
             emit(line)
     if not quiet:
         for record in run.records:
-            for warning in trend_warnings(record):
+            for warning in trend_warnings(record) + starved_warnings(record):
                 emit(f"zodbshootout mix: warning: {warning}", sys.stderr)
     if result.interrupted:
         return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
