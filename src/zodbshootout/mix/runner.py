@@ -33,6 +33,7 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.faults import Fault
+from zodbshootout.mix.counting import MixWorkTask
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.worker import MixPlan, MixTask
 from zodbshootout.results.histogram import merge
@@ -61,6 +62,9 @@ class MixOptions:
     timeout_seconds: float = 300.0  # on top of warm-up and duration
     hosts: tuple[HostSpec, ...] = ()  # --hosts: worker processes on these client hosts
     fault: Fault | None = None  # tests only: the load's or the read-back's fault (see faults)
+    #: --work: after the measured run, an untimed pass counts each operation's work
+    #: (zodbshootout.mix.counting), in a worker process of its own.
+    work: bool = False
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -82,6 +86,7 @@ class MixOptions:
             "concurrency": self.concurrency,
             "mode": "threads" if self.threads else "processes",
             "hosts": {host.name: host.share for host in self.hosts},
+            "work": self.work,
         }
 
 
@@ -205,6 +210,8 @@ class MixRunner(RunnerSkeleton):
             self.result.mix.append(record)
             if lost:
                 raise CellError(f"its server was lost while measuring: {lost[0]}")
+            if options.work:
+                self._count_work(session, name, addresses, plan, record)
             # Untimed: does the database hold exactly the changes the workers committed?
             self.say(f"{name}: reading every object's version back (untimed)")
             before = loaded["versions"]
@@ -215,6 +222,32 @@ class MixRunner(RunnerSkeleton):
             except Exception as e:
                 raise CellError(f"the read-back failed: {describe_error(e)}") from e
         return True
+
+    def _count_work(
+        self,
+        session: concurrency.Session,
+        name: str,
+        addresses: Addresses,
+        plan: MixPlan,
+        record: dict[str, Any],
+    ) -> None:
+        """--work: the untimed counting pass, one worker; its counts into *record*.
+
+        A pass that fails leaves the measurement as it is, with the reason.
+        """
+        self.say(f"{name}: counting each operation's work (untimed)")
+        task = MixWorkTask(
+            self.config.source, name, tuple(addresses), plan, self.options.timeout_seconds
+        )
+        outcome = session.run_stage([task], self.options.timeout_seconds)
+        if outcome.error is not None:
+            record.update(work=None, work_error=outcome.error)
+            return
+        (counted,) = outcome.timings
+        record.update(
+            work={"transactions": task.transactions, "operations": counted["operations"]},
+            work_increments=counted["increments"],
+        )
 
     def _load(self, name: str, db: Any) -> dict[str, Any]:
         """The guard, then the dataset (untimed); what it holds and its versions."""

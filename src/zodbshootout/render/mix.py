@@ -30,6 +30,7 @@ from zodbshootout.results.mix_stats import (
     summarize,
     total_summary,
 )
+from zodbshootout.results.work import WORK_COUNTS, mix_work
 
 #: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version;
 #: 2: each database of a run has "fairness" (per worker and host; null with one worker or
@@ -167,6 +168,13 @@ def record_notes(record: MixRecord) -> list[str]:
             f"{record.uncertain_increments} object changes were in commits that failed "
             "with an error other than a conflict: the storage may have committed them anyway"
         )
+    if record.work_error:
+        notes.append(f"--work: the counting pass failed: {record.work_error}")
+    if record.work_increments:
+        notes.append(
+            f"--work's counting pass committed {record.work_increments} object changes "
+            "(counted in the check after the run)"
+        )
     notes.extend(_integrity_notes(record))
     if record.unstarted:
         notes.append(
@@ -218,6 +226,76 @@ def worker_table(record: MixRecord) -> list[list[str]]:
             ]
         )
     return rows
+
+
+#: --work: the counts the table shows per transaction, with their column titles
+#: (every count is in the JSON document; their meanings in results.work.WORK_COUNTS).
+WORK_COLUMNS = {
+    "loads": "loads",
+    "server_loads": "server loads",
+    "round_trips": "round trips",
+    "stores": "stores",
+    "bytes_read": "bytes read",
+    "bytes_written": "bytes written",
+    "polls": "polls",
+}
+
+
+def work_title(record: MixRecord) -> str | None:
+    """What the --work table counted, or None without a counting pass."""
+    if not record.work:
+        return None
+    return (
+        f"work per transaction (--work: untimed, {record.work.get('transactions')} "
+        "transactions of each operation, each run cold: its objects from the server, "
+        "the tree above them in memory; then hot: again at once)"
+    )
+
+
+def work_table(record: MixRecord) -> list[list[str]]:
+    """--work: a header, then a row per operation and cache state; empty without it.
+
+    ``-`` where a count could not be taken for the storage (or nothing committed).
+    """
+    counted = mix_work(record.work)
+    if not counted:
+        return []
+    rows = [["operation", "cache", *WORK_COLUMNS.values()]]
+    for operation, states in counted.items():
+        for state, cell in states.items():
+            values = [cell.per_transaction(name) for name in WORK_COLUMNS]
+            rows.append([operation, state, *(_count_text(value) for value in values)])
+    return rows
+
+
+def _count_text(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def work_document(record: MixRecord) -> dict[str, Any] | None:
+    """--work as JSON-compatible data: per operation and state, totals and means per
+    transaction; None without a counting pass."""
+    counted = mix_work(record.work)
+    if not counted:
+        return None
+    return {
+        "transactions_per_operation": record.work.get("transactions") if record.work else None,
+        "operations": {
+            operation: {
+                state: {
+                    "transactions": cell.transactions,
+                    "totals": dict(cell.totals),
+                    "per_transaction": {
+                        name: finite(cell.per_transaction(name), 6) for name in WORK_COUNTS
+                    },
+                }
+                for state, cell in states.items()
+            }
+            for operation, states in counted.items()
+        },
+    }
 
 
 def fairness_document(record: MixRecord) -> dict[str, Any] | None:
@@ -312,6 +390,7 @@ def mix_document(run: MixRun) -> dict[str, Any]:
                 "client_cache_loads": record.counters.get("loads"),
                 "operations": operations,
                 "fairness": fairness_document(record),
+                **({"work": work_document(record)} if record.work else {}),
                 "notes": mix_notes(record, run),
             }
         )

@@ -180,6 +180,12 @@ class MixRecord:
     changes_found: int | None = None
     #: Each worker's share, in worker order; empty in records saved before it was kept.
     workers: tuple[WorkerTotals, ...] = ()
+    #: --work: the untimed counting pass (see results.work.mix_work); None without it.
+    work: Mapping[str, Any] | None = None
+    #: --work: why the counting pass failed, or None.
+    work_error: str | None = None
+    #: --work: the object changes the counting pass committed (in changes_found too).
+    work_increments: int = 0
 
     @classmethod
     def from_data(cls, data: Any) -> MixRecord:
@@ -199,8 +205,9 @@ class MixRecord:
             raise ValueError("no database")
         found = data.get("changes_found")
         workers = data.get("workers") or []
-        if not isinstance(workers, list):
-            raise ValueError("workers of the wrong type")
+        work = data.get("work")
+        if not isinstance(workers, list) or not isinstance(work, dict | None):
+            raise ValueError("workers or work of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -219,6 +226,9 @@ class MixRecord:
             dataset=dataset,
             changes_found=None if found is None else _int(data, "changes_found"),
             workers=tuple(WorkerTotals.from_data(worker) for worker in workers),
+            work=work,
+            work_error=_text(data, "work_error"),
+            work_increments=_int(data, "work_increments", 0),
         )
 
     @property

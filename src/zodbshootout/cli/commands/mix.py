@@ -207,6 +207,12 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         "file of lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
     )
     parser.add_argument(
+        "--work",
+        action="store_true",
+        help="after the run, untimed, count each operation's work per transaction (loads, "
+        "server loads, round trips, stores, bytes, polls), cold and hot (docs/mix.rst)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=TIMEOUT,
@@ -248,6 +254,10 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     workload = choose_workload(args.workload, args.mix, args.keys)
     _check_intervals(args.duration, args.interval)
     hosts: tuple[HostSpec, ...] = ()
+    if args.work and args.threads:
+        from zodbshootout.concurrency import THREADS, mode_of
+
+        raise UsageError(mode_of(THREADS).refusal("work") or "--work needs processes")
     if args.hosts:
         from zodbshootout.concurrency import THREADS, mode_of
 
@@ -269,7 +279,9 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     )  # fmt: skip
     # The tests' fault hook (see faults); None in real runs.
     fault = faults.from_environment()
-    return MixOptions(plan, args.concurrency, args.threads, args.timeout, hosts, fault)
+    return MixOptions(
+        plan, args.concurrency, args.threads, args.timeout, hosts, fault, work=args.work
+    )
 
 
 def mix_footprint(
