@@ -39,7 +39,7 @@ from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.open import open_database
 from zodbshootout.mix import operations
 from zodbshootout.mix.operations import MixObject, Prepared, dataset_of
-from zodbshootout.mix.worker import MixPlan, MixTask, _Transactions
+from zodbshootout.mix.worker import MixPlan, MixTask, Transactions
 from zodbshootout.mix.workloads import INSERT, SCAN
 from zodbshootout.phases import caches
 from zodbshootout.probes import work
@@ -124,7 +124,7 @@ def count_work(task: MixWorkTask, db: Any, barrier: Barrier) -> dict[str, Any]:
     """Every operation's counts, cold and hot, summed over its transactions (plain data)."""
     plan = dataclasses.replace(task.plan, insert_base=_first_free_key(db))
     worker = MixTask(task.source, task.database, (), 0, 1, plan, task.barrier_timeout_seconds)
-    runner = _Transactions(worker, db)
+    runner = Transactions(worker, db)
     counted: dict[str, dict[str, Any]] = {}
     for operation in plan.workload.operations:
         totals: dict[str, Counts] = {state: dict.fromkeys(work.COUNTED, 0) for state in STATES}
@@ -147,7 +147,7 @@ def count_work(task: MixWorkTask, db: Any, barrier: Barrier) -> dict[str, Any]:
     return {"operations": counted, "increments": runner.increments}
 
 
-def _evict_around(runner: _Transactions, prepared: Prepared) -> None:
+def _evict_around(runner: Transactions, prepared: Prepared) -> None:
     """Untimed: every client cache emptied, then the tree above the transaction's objects
     walked into memory without them, and every dataset object a ghost.
 
@@ -178,7 +178,7 @@ def _evict_around(runner: _Transactions, prepared: Prepared) -> None:
 
 
 def _counted(
-    runner: _Transactions, prepared: Prepared, db: Any, barrier: Barrier, task: MixWorkTask
+    runner: Transactions, prepared: Prepared, db: Any, barrier: Barrier, task: MixWorkTask
 ) -> tuple[Counts, bool]:
     """One run of *prepared* between two barrier waits; its counts, whether it committed."""
     read: Callable[[], Counts] = lambda: work.snapshot(db, caches.counters(db))  # noqa: E731

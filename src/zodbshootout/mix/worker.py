@@ -138,8 +138,11 @@ def retryable(error: BaseException) -> bool:
     return storages.retryable(error)
 
 
-class _Transactions:
-    """A worker's transactions: draw the next one, run it with its retries."""
+class Transactions:
+    """A worker's transactions: draw the next one, run it with its retries.
+
+    Public for mix.counting, whose untimed pass runs the same transactions.
+    """
 
     def __init__(self, task: MixTask, db: Any) -> None:
         plan = task.plan
@@ -251,7 +254,7 @@ def run_worker(
 ) -> dict[str, Any]:
     """Warm up, then measure for the plan's duration; the worker's report as plain data."""
     plan = task.plan
-    work = _Transactions(task, db)
+    work = Transactions(task, db)
     barrier.wait(task.barrier_timeout_seconds)
     warmup_end = clock() + plan.warmup_seconds
     while clock() < warmup_end:
@@ -299,7 +302,7 @@ def run_worker(
 
 
 def _measure(
-    work: _Transactions,
+    work: Transactions,
     recorder: Recorder,
     schedule: OpenLoop | None,
     end: float,
