@@ -186,8 +186,14 @@ def record_notes(record: MixRecord) -> list[str]:
 
 def mix_notes(record: MixRecord, run: MixRun) -> list[str]:
     """Every note of one database's block: :func:`record_notes`, where the workers ran,
-    then how fairly the commits fell on them (:func:`fairness_notes`)."""
-    return record_notes(record) + host_notes(record, run) + fairness_notes(record)
+    then how fairly the commits fell on them (:func:`fairness_notes`), then which
+    series were sampled and which could not be."""
+    return (
+        record_notes(record)
+        + host_notes(record, run)
+        + fairness_notes(record)
+        + series_notes(record)
+    )
 
 
 def fairness_notes(record: MixRecord) -> list[str]:
@@ -325,6 +331,40 @@ def fairness_document(record: MixRecord) -> dict[str, Any] | None:
     }
 
 
+def series_notes(record: MixRecord) -> list[str]:
+    """One line naming the series sampled (they are in the result file), then why any
+    sampler read nothing."""
+    if not record.series:
+        return list(record.series_notes)
+    clients: set[str] = set()
+    client_names: set[str] = set()
+    servers: dict[str, int] = {}
+    for name in record.series:
+        if name.startswith("client."):
+            _client, worker, series = name.split(".", 2)
+            clients.add(worker)
+            client_names.add(series)
+        else:
+            source = name.rsplit(".", 1)[0].split(".")[0]
+            servers[source] = servers.get(source, 0) + 1
+    parts = []
+    if clients:
+        workers = "worker" if len(clients) == 1 else "workers"
+        parts.append(f"client of {len(clients)} {workers} ({len(client_names)} each)")
+    parts.extend(f"{source} ({count})" for source, count in servers.items())
+    every = f" every {record.interval_length_seconds:g} s" if record.interval_seconds else ""
+    line = f"series sampled{every}: {', '.join(parts)}; in the result file"
+    return [line, *record.series_notes]
+
+
+def series_document(record: MixRecord) -> dict[str, Any]:
+    """The series as the JSON format gives them: unit, t (s from the start), values."""
+    return {
+        name: {"unit": series.unit, "t": list(series.t), "values": list(series.values)}
+        for name, series in record.series.items()
+    }
+
+
 def host_notes(record: MixRecord, run: MixRun) -> list[str]:
     """With --hosts: how many workers ran on each host, and a skew too large to ignore."""
     counts = run.hosts_of(record.database)
@@ -392,6 +432,7 @@ def mix_document(run: MixRun) -> dict[str, Any]:
                 "fairness": fairness_document(record),
                 **({"work": work_document(record)} if record.work else {}),
                 "notes": mix_notes(record, run),
+                "series": series_document(record),
             }
         )
     return {

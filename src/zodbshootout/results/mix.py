@@ -153,6 +153,38 @@ class WorkerTotals:
 
 
 @dataclass(frozen=True)
+class Series:
+    """One series on the run's time axis: *t* in seconds from the measurement's start.
+
+    A counter's values are cumulative (its delta between two samples is what
+    happened between them); a gauge's (objects, bytes, connections) are its level.
+    """
+
+    unit: str
+    t: tuple[float, ...]
+    values: tuple[float, ...]
+
+    @classmethod
+    def from_data(cls, data: Any) -> Series:
+        if not isinstance(data, dict):
+            raise ValueError("a series is not an object")
+        unit = _text(data, "unit") or ""
+        times, values = data.get("t"), data.get("values")
+        if not isinstance(times, list) or not isinstance(values, list):
+            raise ValueError("a series' t or values is not a list")
+        if len(times) != len(values):
+            raise ValueError("a series has not as many times as values")
+        for value in (*times, *values):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError("a series holds something other than numbers")
+        return cls(unit, tuple(float(t) for t in times), tuple(values))
+
+    def delta(self) -> float:
+        """Last value minus first (a counter's growth over the series); 0 when empty."""
+        return float(self.values[-1] - self.values[0]) if self.values else 0.0
+
+
+@dataclass(frozen=True)
 class MixRecord:
     """One database's mix run: its operations, its intervals, and what the check after found."""
 
@@ -186,6 +218,13 @@ class MixRecord:
     work_error: str | None = None
     #: --work: the object changes the counting pass committed (in changes_found too).
     work_increments: int = 0
+    #: Series sampled every interval, by name (``client.<worker>.<name>``,
+    #: ``<server>.<name>``); empty in records of runs before they were sampled.
+    series: Mapping[str, Series] = field(default_factory=dict)
+    #: Why a sampler or a part of one read nothing (each said once).
+    series_notes: tuple[str, ...] = ()
+    #: The wall-clock time (epoch seconds) of t = 0: the first worker's measurement start.
+    series_origin: float | None = None
 
     @classmethod
     def from_data(cls, data: Any) -> MixRecord:
@@ -208,6 +247,10 @@ class MixRecord:
         work = data.get("work")
         if not isinstance(workers, list) or not isinstance(work, dict | None):
             raise ValueError("workers or work of the wrong type")
+        series = data.get("series") or {}
+        notes = data.get("series_notes") or []
+        if not isinstance(series, dict) or not isinstance(notes, list):
+            raise ValueError("series or series_notes of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -229,6 +272,9 @@ class MixRecord:
             work=work,
             work_error=_text(data, "work_error"),
             work_increments=_int(data, "work_increments", 0),
+            series={str(name): Series.from_data(entry) for name, entry in series.items()},
+            series_notes=tuple(str(note) for note in notes),
+            series_origin=_optional_number(data, "series_origin"),
         )
 
     @property
@@ -362,6 +408,7 @@ def merge_reports(
         "inserted": sum(report["inserted"] for report in reports),
         "counters": sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
         "workers": [_worker_totals(report) for report in sorted(reports, key=_worker_of)],
+        **client_series(reports),
     }
 
 
@@ -380,6 +427,28 @@ def _worker_totals(report: dict[str, Any]) -> dict[str, Any]:
         "increments": report["increments"],
         "warmup_increments": report["warmup_increments"],
         "host": None,
+    }
+
+
+def client_series(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The workers' series as ``client.<worker>.<name>``, their notes once, the time origin.
+
+    Each worker's times count from its own measurement start, which the
+    barrier makes the run's (within its release skew).
+    """
+    series: dict[str, Any] = {}
+    notes: list[str] = []
+    for report in sorted(reports, key=lambda report: report.get("worker", 0)):
+        for name, entry in (report.get("series") or {}).items():
+            series[f"client.{report.get('worker', 0)}.{name}"] = entry
+        for note in report.get("series_notes") or []:
+            if f"client: {note}" not in notes:
+                notes.append(f"client: {note}")
+    starts = [report["started_at"] for report in reports if report.get("started_at") is not None]
+    return {
+        "series": series,
+        "series_notes": notes,
+        "series_origin": min(starts) if starts else None,
     }
 
 
