@@ -432,7 +432,8 @@ def mix_document(run: MixRun) -> dict[str, Any]:
                 "fairness": fairness_document(record),
                 **({"work": work_document(record)} if record.work else {}),
                 "notes": mix_notes(record, run),
-                "series": series_document(record),
+                # Only where sampled: older runs' documents stay as they were.
+                **({"series": series_document(record)} if record.series else {}),
             }
         )
     return {
