@@ -183,3 +183,28 @@ def test_a_sampler_that_cannot_read_is_one_note_and_the_run_goes_on(tmp_path, po
     assert len(record.series_notes) == 1
     # The database's own series are there all the same.
     assert record.series["postgresql.commits"].delta() > 0
+
+
+def test_the_cost_benchmark_reads_what_the_run_recorded(tmp_path, postgresql_dsn):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    config = _postgresql_config(tmp_path, postgresql_dsn)
+    done = subprocess.run(
+        [
+            *(sys.executable, str(ROOT / "benchmarks" / "sampler_cost.py"), str(config), "pg"),
+            *("--seconds", "1", "--intervals", "0.5,0.25"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.lstrip()[:1].isdigit()]
+    assert [row[0] for row in rows] == ["0.5s", "0.25s"]
+    for row in rows:
+        assert int(row[1]) >= 2  # samples the thread took
+        assert row[4].endswith("%")  # the thread's share of a core

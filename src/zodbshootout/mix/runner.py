@@ -349,6 +349,9 @@ class MixRunner(RunnerSkeleton):
         if origin is not None:
             # Samples of the warm-up are dropped but the last (a baseline at t <= 0).
             record["series"].update(sampling.series.as_data(origin, since=origin))
+        cost = record.setdefault("series_cost", {})
+        cost["sampler_cpu_seconds"] = round(sampling.cpu_seconds, 6)
+        cost["sampler_samples"] = sampling.samples
         notes = record.setdefault("series_notes", [])
         for note in sampling.notes:
             if note not in notes:

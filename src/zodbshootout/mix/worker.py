@@ -303,6 +303,7 @@ def run_worker(
         started_at=started_at,
         series=sampler.series.as_data() if sampler is not None else {},
         series_notes=sampler.notes if sampler is not None else [],
+        series_seconds=sampler.seconds if sampler is not None else None,
     )
     return report
 

@@ -168,6 +168,8 @@ class ClientSampler:
         self.kind = kind
         self.notes: list[str] = []
         self.series = SeriesSet()
+        #: The seconds this worker spent sampling (its cost, in the result).
+        self.seconds = 0.0
         self._parts: list[tuple[str, Callable[[], Reading]]] = [
             ("the pickle cache", self._pickle_cache),
             ("the storage's client cache", lambda: kind.client_cache_series(db.storage)),
@@ -176,7 +178,9 @@ class ClientSampler:
 
     def sample(self, t: float) -> None:
         """Read every part now into the series, at *t* seconds on the run's time axis."""
+        began = time.perf_counter()
         self.series.add(t, self.read())
+        self.seconds += time.perf_counter() - began
 
     def read(self) -> Reading:
         reading: Reading = {}
@@ -297,7 +301,9 @@ class SamplerThread:
             self._stop.set()
             self._thread.join(max(5.0, 3 * self.interval_seconds))
         if self.samplers:
+            began = time.thread_time()
             self.sample()
+            self.cpu_seconds += time.thread_time() - began
         for sampler in self.samplers:
             try:
                 sampler.close()

@@ -445,10 +445,13 @@ def client_series(reports: list[dict[str, Any]]) -> dict[str, Any]:
             if f"client: {note}" not in notes:
                 notes.append(f"client: {note}")
     starts = [report["started_at"] for report in reports if report.get("started_at") is not None]
+    spent = [report.get("series_seconds") for report in reports]
     return {
         "series": series,
         "series_notes": notes,
         "series_origin": min(starts) if starts else None,
+        # What sampling cost: each sampling worker's seconds (the runner adds its thread's).
+        "series_cost": {"client_seconds": [s for s in spent if s is not None]},
     }
 
 
