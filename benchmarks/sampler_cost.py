@@ -8,11 +8,13 @@ sampling (``series_cost`` in the mix record):
 - the sampler thread of the runner's process: its CPU seconds
   (``time.thread_time`` in the thread, the last sample after the workers
   included) over the measured seconds, as a share of one core;
-- each worker: the seconds it spent reading its client series between
-  transactions (``time.perf_counter`` around each reading), as a share of
-  its measured seconds.
+- each worker: the CPU seconds it spent reading its client series between
+  transactions (``time.thread_time`` around each reading), as a share of
+  its measured seconds (the worst worker).
 
-The database's own work to answer the sampler (PostgreSQL reading its
+With ZEO, the client's I/O thread carries the sampler's server_status
+calls and is not counted in the sampler thread's CPU.  The database's own
+work to answer the sampler (PostgreSQL reading its
 statistics views) is on the server's side and not counted here.  The
 issue's target is under 1 % of a core.
 
@@ -62,7 +64,7 @@ def main() -> None:
     print(f"{args.database}: {args.concurrency} workers, {args.seconds:g} s per run")
     print(
         f"{'interval':>9} {'samples':>8} {'series':>7} {'thread CPU':>11} {'of a core':>10} "
-        f"{'worker s':>9} {'of worker':>10}"
+        f"{'worker CPU':>11} {'of worker':>10}"
     )
     for interval in (float(word) for word in args.intervals.split(",")):
         record = _run(args.config, args.database, args.seconds, interval, args.concurrency)
@@ -73,7 +75,7 @@ def main() -> None:
         worst = max(clients)
         print(
             f"{interval:>8g}s {cost.get('sampler_samples', 0):>8} {len(record['series']):>7} "
-            f"{cpu * 1000:>9.1f}ms {cpu / seconds:>10.3%} {worst * 1000:>7.2f}ms "
+            f"{cpu * 1000:>9.1f}ms {cpu / seconds:>10.3%} {worst * 1000:>9.2f}ms "
             f"{worst / seconds:>10.4%}"
         )
 

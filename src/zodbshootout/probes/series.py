@@ -138,17 +138,21 @@ def trimmed(series: dict[str, Any], since: float) -> dict[str, Any]:
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
+try:  # looked for once: a failed import is not cached, and searches sys.path again
+    import psutil
+except ImportError:
+    psutil = None
+
+
 def rss_bytes() -> int | None:
     """This process's resident memory: psutil's figure if installed, else /proc/self/statm."""
+    if psutil is not None:
+        return int(psutil.Process().memory_info().rss)
     try:
-        import psutil
-    except ImportError:
-        try:
-            with open("/proc/self/statm", "rb") as statm:
-                return int(statm.read().split()[1]) * _PAGE_BYTES
-        except (OSError, ValueError, IndexError):
-            return None
-    return int(psutil.Process().memory_info().rss)
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_BYTES
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class _Kind(Protocol):
@@ -168,7 +172,7 @@ class ClientSampler:
         self.kind = kind
         self.notes: list[str] = []
         self.series = SeriesSet()
-        #: The seconds this worker spent sampling (its cost, in the result).
+        #: The CPU seconds this worker's thread spent sampling (its cost, in the result).
         self.seconds = 0.0
         self._parts: list[tuple[str, Callable[[], Reading]]] = [
             ("the pickle cache", self._pickle_cache),
@@ -178,9 +182,9 @@ class ClientSampler:
 
     def sample(self, t: float) -> None:
         """Read every part now into the series, at *t* seconds on the run's time axis."""
-        began = time.perf_counter()
+        began = time.thread_time()
         self.series.add(t, self.read())
-        self.seconds += time.perf_counter() - began
+        self.seconds += time.thread_time() - began
 
     def read(self) -> Reading:
         reading: Reading = {}
