@@ -208,3 +208,54 @@ def test_the_cost_benchmark_reads_what_the_run_recorded(tmp_path, postgresql_dsn
     for row in rows:
         assert int(row[1]) >= 2  # samples the thread took
         assert row[4].endswith("%")  # the thread's share of a core
+
+
+def test_a_mariadb_mix_run_saves_its_global_status_within_the_test_s_readings(
+    tmp_path, mysql_database
+):
+    import pymysql
+
+    from conftest import MYSQL_HOST, MYSQL_PORT
+
+    config = tmp_path / "my.conf"
+    config.write_text(
+        f"""
+%import relstorage
+<zodb my>
+  <relstorage>
+    keep-history false
+    <mysql>
+      driver PyMySQL
+      host {MYSQL_HOST}
+      port {MYSQL_PORT}
+      user root
+      db {mysql_database}
+    </mysql>
+  </relstorage>
+</zodb>
+""",
+        encoding="utf-8",
+    )
+
+    def com_commit():
+        admin = pymysql.connect(host=MYSQL_HOST, port=MYSQL_PORT, user="root", password="")
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute("SHOW GLOBAL STATUS LIKE 'Com_commit'")
+                return int(cursor.fetchone()[1])
+        finally:
+            admin.close()
+
+    out = tmp_path / "my.json"
+    before = com_commit()
+    done = run_cli(
+        "mix", str(config), "-n", "200", "--duration", "1", "--interval", "0.2", "-o", str(out)
+    )
+    after = com_commit()
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    record = _record(out)
+    commits = record.series["mysql.commits"]
+    # Server-wide counts: the run's commits and anyone else's, within the test's readings.
+    assert before <= commits.values[0] <= commits.values[-1] <= after
+    assert commits.delta() >= record.operations["update"].count
+    assert len(record.series["innodb.history_list_length"].t) >= 1 / 0.2 - 1

@@ -126,11 +126,11 @@ class MySQLSampler(_SQLSampler):
 class MySQLHistorySampler(_SQLSampler):
     """InnoDB's history list length (information_schema.INNODB_METRICS), where readable."""
 
-    name = "mysql_history"
+    name = "innodb"
 
     def _read(self, cursor: Any) -> Reading:
         cursor.execute(
-            "SELECT `COUNT`, `STATUS` FROM information_schema.INNODB_METRICS "
+            "SELECT `COUNT` FROM information_schema.INNODB_METRICS "
             "WHERE NAME = 'trx_rseg_history_len'"
         )
         row = cursor.fetchone()
