@@ -398,7 +398,7 @@ class _ServerStatus:
 
     def read(self) -> dict[str, tuple[str, float]]:
         status = self.storage.server_status()
-        reading = {}
+        reading: dict[str, tuple[str, float]] = {}
         for key, unit in _STATUS.items():
             value = status.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
