@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
@@ -30,14 +30,13 @@ from zodbshootout import concurrency, faults, storages
 from zodbshootout.concurrency.hosts import hosts_problem
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
-from zodbshootout.database.open import open_database
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.faults import Fault
 from zodbshootout.mix.counting import MixWorkTask
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
+from zodbshootout.mix.series import add_server_series, server_series
 from zodbshootout.mix.worker import MixPlan, MixTask
-from zodbshootout.probes.series import SamplerThread, open_samplers
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
@@ -293,12 +292,12 @@ class MixRunner(RunnerSkeleton):
         ]
         lines = _IntervalLines(name, options.concurrency, plan.interval_seconds, self.say)
         wait = plan.warmup_seconds + plan.duration_seconds + options.timeout_seconds
-        with self._server_series(name, addresses, plan.interval_seconds) as sampling:
+        with server_series(self.config, name, addresses, plan.interval_seconds) as sampling:
             outcome = session.run_stage(tasks, wait, on_progress=lines.take)
         if outcome.error is not None:
             raise CellError(outcome.error)
         record = merge_reports(name, outcome.timings, plan, options.concurrency)
-        self._add_server_series(record, sampling)
+        add_server_series(record, sampling)
         lost = [report["server_lost"] for report in outcome.timings if report.get("server_lost")]
         if outcome.host_facts:
             cell = {"database": name, "object_count": plan.objects}
@@ -309,53 +308,6 @@ class MixRunner(RunnerSkeleton):
             for entry in record["workers"]:  # each worker's share beside its host
                 entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
-
-    @contextlib.contextmanager
-    def _server_series(
-        self, name: str, addresses: Addresses, interval_seconds: float
-    ) -> Iterator[SamplerThread]:
-        """The servers' series sampled in a thread while the workers run (untimed).
-
-        The samplers read through a client of their own, opened here in the
-        runner's process; one that can't open or read is a note, never a failure.
-        """
-        db = None
-        notes: list[str] = []
-        samplers: list[Any] = []
-        if storages.samples_servers(self.config.databases[name]):
-            try:
-                db = open_database(self.config.source, name, list(addresses), "sampler")
-            except Exception as e:
-                notes.append(f"server series not sampled: {describe_error(e)}")
-            else:
-                samplers, notes = open_samplers(
-                    [("server", lambda: storages.server_samplers(db.storage))]
-                )
-        thread = SamplerThread(samplers, interval_seconds)
-        thread.notes.extend(notes)
-        thread.start()
-        try:
-            yield thread
-        finally:
-            thread.stop()
-            if db is not None:
-                with contextlib.suppress(Exception):
-                    db.close()
-
-    def _add_server_series(self, record: dict[str, Any], sampling: SamplerThread) -> None:
-        """The sampler thread's series on the workers' time axis; its notes, once each
-        (the table shows them under the database's rows)."""
-        origin = record.get("series_origin")
-        if origin is not None:
-            # Samples of the warm-up are dropped but the last (a baseline at t <= 0).
-            record["series"].update(sampling.series.as_data(origin, since=origin))
-        cost = record.setdefault("series_cost", {})
-        cost["sampler_cpu_seconds"] = round(sampling.cpu_seconds, 6)
-        cost["sampler_samples"] = sampling.samples
-        notes = record.setdefault("series_notes", [])
-        for note in sampling.notes:
-            if note not in notes:
-                notes.append(note)
 
 
 class _IntervalLines:
