@@ -193,9 +193,12 @@ def test_rate_latency_counts_from_the_intended_start(tmp_path):
     assert over.percentiles_ms[50.0] > 5 * over.service_ms[50.0]
     assert over.percentiles_ms[50.0] > 5 * closed.percentiles_ms[50.0]
     assert over_record.unstarted > 0
-    # Well below capacity: nothing waits; latency is about the service time.
-    assert under.percentiles_ms[50.0] < 2 * under.service_ms[50.0]
-    assert under.percentiles_ms[50.0] < 3 * closed.percentiles_ms[50.0]
+    # Well below capacity: nothing queues; what latency adds to the service
+    # time is only the worker's lateness in waking (a busy machine's share),
+    # a small fraction of the queue's wait above capacity.
+    under_wait = under.percentiles_ms[50.0] - under.service_ms[50.0]
+    over_wait = over.percentiles_ms[50.0] - over.service_ms[50.0]
+    assert under_wait < over_wait / 10, (under_wait, over_wait)
     assert under.percentiles_ms[50.0] < over.percentiles_ms[50.0] / 5
 
 

@@ -54,18 +54,22 @@ class Host:
         self.processes.append(process)
         return process
 
-    def wait_for_port(self, port: int, timeout_seconds: float = 60) -> None:
-        """Wait until something accepts connections on this host's address and *port*."""
+    def wait_for_port(
+        self, port: int, timeout_seconds: float = 60, address: str | None = None
+    ) -> None:
+        """Wait until something accepts connections on *port* of this host's address
+        (or of *address* inside this host: its own loopback, say)."""
         deadline = time.monotonic() + timeout_seconds
+        address = address or self.address
         probe = (
             "import socket,sys\n"
-            f"socket.create_connection(('{self.address}', {port}), timeout=1).close()\n"
+            f"socket.create_connection(('{address}', {port}), timeout=1).close()\n"
         )
         while time.monotonic() < deadline:
             if self.run(["python3", "-c", probe]).returncode == 0:
                 return
             time.sleep(0.3)
-        raise TimeoutError(f"nothing listens on {self.address}:{port} in {self.name}")
+        raise TimeoutError(f"nothing listens on {address}:{port} in {self.name}")
 
     def stop_processes(self, since: int = 0) -> None:
         """Stop the processes spawned here, or those from the *since*-th on (the later ones)."""

@@ -478,6 +478,23 @@ def test_a_mix_task_crosses_to_a_host_as_plain_data_and_back():
     assert task.timed_waits() == [(1, "mix")]
 
 
+def test_the_counting_pass_crosses_to_a_host_as_plain_data_and_back():
+    import json
+
+    from zodbshootout.concurrency.task import decode_task, encode_task
+    from zodbshootout.config.loader import ConfigSource
+    from zodbshootout.mix.counting import MixWorkTask
+    from zodbshootout.mix.operations import Shape
+    from zodbshootout.mix.worker import MixPlan
+
+    plan = MixPlan(BUILTIN["ycsb-a"], 500, Shape(3, 20, 64), 2.0, 0.5, 7, insert_base=500)
+    source = ConfigSource("<zodb db>\n</zodb>\n", "file:///x.conf", "/data")
+    task = MixWorkTask(source, "db", (("127.0.0.1", 9100),), plan, 30.0, transactions=4)
+    wire = json.loads(json.dumps(encode_task(task)))
+    assert decode_task(wire) == task
+    assert task.timed_waits() == []  # nothing timed
+
+
 def test_a_task_class_from_outside_the_package_is_refused():
     from zodbshootout.concurrency.task import decode_task
 

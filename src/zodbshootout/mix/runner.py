@@ -33,7 +33,9 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.faults import Fault
+from zodbshootout.mix.counting import counting_pass
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
+from zodbshootout.mix.series import add_server_series, server_series
 from zodbshootout.mix.worker import MixPlan, MixTask
 from zodbshootout.network.delays import RttStep
 from zodbshootout.results.histogram import merge
@@ -65,6 +67,9 @@ class MixOptions:
     hosts: tuple[HostSpec, ...] = ()  # --hosts: worker processes on these client hosts
     fault: Fault | None = None  # tests only: the load's or the read-back's fault (see faults)
     rtt: tuple[RttStep, ...] = ()  # --rtt: the ladder of added round trips (see run.ladder)
+    #: --work: after the measured run, an untimed pass counts each operation's work
+    #: (zodbshootout.mix.counting), in a worker process of its own.
+    work: bool = False
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -86,6 +91,7 @@ class MixOptions:
             "concurrency": self.concurrency,
             "mode": "threads" if self.threads else "processes",
             "hosts": {host.name: host.share for host in self.hosts},
+            "work": self.work,
         }
 
 
@@ -226,6 +232,10 @@ class MixRunner(RunnerSkeleton):
             self.result.mix.append(record)
             if lost:
                 raise CellError(f"its server was lost while measuring: {lost[0]}")
+            if options.work:
+                self.say(f"{row}: counting each operation's work (untimed)")
+                where = (route.source, name, tuple(route.addresses))
+                record.update(counting_pass(session, where, plan, options.timeout_seconds))
             # Untimed: does the database hold exactly the changes the workers committed?
             self.say(f"{row}: reading every object's version back (untimed)")
             before = loaded["versions"]
@@ -278,16 +288,22 @@ class MixRunner(RunnerSkeleton):
         ]
         lines = _IntervalLines(row, options.concurrency, plan.interval_seconds, self.say)
         wait = plan.warmup_seconds + plan.duration_seconds + options.timeout_seconds
-        outcome = session.run_stage(tasks, wait, on_progress=lines.take)
+        direct = route.setup[1] if route.setup else route.addresses
+        with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
+            outcome = session.run_stage(tasks, wait, on_progress=lines.take)
         if outcome.error is not None:
             raise CellError(outcome.error)
         record = merge_reports(row, outcome.timings, plan, options.concurrency)
+        add_server_series(record, sampling)
         lost = [report["server_lost"] for report in outcome.timings if report.get("server_lost")]
         if outcome.host_facts:
             cell = {"database": row, "object_count": plan.objects}
             cell.update(concurrency=options.concurrency, repetition=1)
             self.record_host_facts(cell, outcome.host_facts)
-            self.result.metadata["mix_workers"][row] = outcome.host_facts.get("workers", {})
+            places = outcome.host_facts.get("workers", {})
+            self.result.metadata["mix_workers"][row] = places
+            for entry in record["workers"]:  # each worker's share beside its host
+                entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
 
 

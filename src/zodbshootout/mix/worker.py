@@ -36,6 +36,7 @@ from zodbshootout.mix.recorder import Recorder
 from zodbshootout.mix.schedule import OpenLoop
 from zodbshootout.mix.workloads import INSERT, Workload
 from zodbshootout.phases import caches
+from zodbshootout.probes.series import ClientSampler
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,11 @@ def retryable(error: BaseException) -> bool:
     return storages.retryable(error)
 
 
-class _Transactions:
-    """A worker's transactions: draw the next one, run it with its retries."""
+class Transactions:
+    """A worker's transactions: draw the next one, run it with its retries.
+
+    Public for mix.counting, whose untimed pass runs the same transactions.
+    """
 
     def __init__(self, task: MixTask, db: Any) -> None:
         plan = task.plan
@@ -251,7 +255,7 @@ def run_worker(
 ) -> dict[str, Any]:
     """Warm up, then measure for the plan's duration; the worker's report as plain data."""
     plan = task.plan
-    work = _Transactions(task, db)
+    work = Transactions(task, db)
     barrier.wait(task.barrier_timeout_seconds)
     warmup_end = clock() + plan.warmup_seconds
     while clock() < warmup_end:
@@ -260,13 +264,15 @@ def run_worker(
     warmup_increments, work.increments = work.increments, 0
     barrier.wait(task.barrier_timeout_seconds)
     before = caches.counters(db) if task.count_loads else None
+    sampler = _client_sampler(task, db, work.kind)
+    started_at = time.time()  # the run's time axis, for the runner's server series
     start = clock()
     recorder = Recorder(
         plan.workload.operations,
         start,
         plan.interval_seconds,
         open_loop=plan.rate_per_second is not None,
-        on_interval=_progress_sender(task.worker, progress),
+        on_interval=_on_interval(task.worker, progress, sampler, start, clock),
     )
     end = start + plan.duration_seconds
     schedule = None
@@ -294,12 +300,25 @@ def run_worker(
         uncertain_increments=work.uncertain_increments,
         inserted=work.inserted,
         counters=_counts(before, caches.counters(db)) if before is not None and not lost else None,
+        started_at=started_at,
+        series=sampler.series.as_data() if sampler is not None else {},
+        series_notes=sampler.notes if sampler is not None else [],
+        series_seconds=sampler.seconds if sampler is not None else None,
     )
     return report
 
 
+def _client_sampler(task: MixTask, db: Any, kind: Any) -> ClientSampler | None:
+    """The client's series, their baseline read (one sampler per process: threads share a DB)."""
+    if not task.count_loads:
+        return None
+    sampler = ClientSampler(db, kind)
+    sampler.sample(0.0)  # just before the start
+    return sampler
+
+
 def _measure(
-    work: _Transactions,
+    work: Transactions,
     recorder: Recorder,
     schedule: OpenLoop | None,
     end: float,
@@ -353,14 +372,23 @@ def _counts(before: caches.Counters, after: caches.Counters) -> dict[str, int | 
     }
 
 
-def _progress_sender(worker: int, progress: OnProgress | None) -> Any:
-    if progress is None:
-        return None
+def _on_interval(
+    worker: int,
+    progress: OnProgress | None,
+    sampler: ClientSampler | None,
+    start: float,
+    clock: Callable[[], float],
+) -> Any:
+    """What a closed interval does, between two transactions: sample, send the interval."""
 
-    def send(index: int, transactions: int, histogram: str) -> None:
+    def closed(index: int, transactions: int, histogram: str) -> None:
+        if sampler is not None:
+            sampler.sample(clock() - start)
+        if progress is None:
+            return
         try:
             progress(("interval", worker, index, transactions, histogram))
         except Exception:
             pass  # live progress is a courtesy: never let it stop the worker
 
-    return send
+    return closed

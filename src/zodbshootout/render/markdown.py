@@ -121,6 +121,15 @@ class Markdown(Format):
             described = escape_markdown(mix.describe_record(record, run))
             lines += ["", f"**{escape_markdown(record.database)}**: {described}", ""]
             lines += markdown(rows, right=range(1, len(rows[0])), padded=True)
+            workers = mix.worker_table(record) if run.per_worker else []
+            if workers:
+                escaped = [[escape_markdown(cell) for cell in row] for row in workers]
+                first = workers[0].index("tx/s")
+                lines += ["", *markdown(escaped, right=range(first, len(escaped[0])), padded=True)]
+            counted = mix.work_table(record)
+            if counted:
+                lines += ["", escape_markdown(mix.work_title(record) or ""), ""]
+                lines += markdown(counted, right=range(2, len(counted[0])), padded=True)
             notes = mix.mix_notes(record, run)
             if notes:
                 lines.append("")

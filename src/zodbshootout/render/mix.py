@@ -17,6 +17,12 @@ from typing import Any
 from zodbshootout.render.rtt import ladder_notes, mix_fit_notes
 from zodbshootout.render.skew import SKEW_SHARE
 from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_fairness import (
+    fairness,
+    fairness_line,
+    host_line,
+    starved_warnings,
+)
 from zodbshootout.results.mix_stats import (
     PERCENTILES,
     OperationSummary,
@@ -25,9 +31,12 @@ from zodbshootout.results.mix_stats import (
     summarize,
     total_summary,
 )
+from zodbshootout.results.work import WORK_COUNTS, mix_work
 
-#: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version.
-MIX_TABLE_FORMAT_VERSION = 1
+#: Version of the JSON documents' layout.  History: 1 (zodbshootout 1.0): first version;
+#: 2: each database of a run has "fairness" (per worker and host; null with one worker or
+#: a run saved before it was kept), and a comparison has rows of the metric "jain_index".
+MIX_TABLE_FORMAT_VERSION = 2
 
 #: The units of every JSON document of mix runs.
 UNITS = {"tx_per_second": "transactions per second", "latency": "milliseconds"}
@@ -160,6 +169,13 @@ def record_notes(record: MixRecord) -> list[str]:
             f"{record.uncertain_increments} object changes were in commits that failed "
             "with an error other than a conflict: the storage may have committed them anyway"
         )
+    if record.work_error:
+        notes.append(f"--work: the counting pass failed: {record.work_error}")
+    if record.work_increments:
+        notes.append(
+            f"--work's counting pass committed {record.work_increments} object changes "
+            "(counted in the check after the run)"
+        )
     notes.extend(_integrity_notes(record))
     if record.unstarted:
         notes.append(
@@ -170,8 +186,16 @@ def record_notes(record: MixRecord) -> list[str]:
 
 
 def mix_notes(record: MixRecord, run: MixRun) -> list[str]:
-    """Every note of one database's block: :func:`record_notes`, then where the workers ran."""
-    return record_notes(record) + host_notes(record, run) + _rtt_notes(record, run)
+    """Every note of one database's block: :func:`record_notes`, where the workers ran,
+    then how fairly the commits fell on them (:func:`fairness_notes`), then which
+    series were sampled and which could not be, then the --rtt ladder's lines."""
+    return (
+        record_notes(record)
+        + host_notes(record, run)
+        + fairness_notes(record)
+        + series_notes(record)
+        + _rtt_notes(record, run)
+    )
 
 
 def _rtt_notes(record: MixRecord, run: MixRun) -> list[str]:
@@ -185,6 +209,175 @@ def _rtt_notes(record: MixRecord, run: MixRun) -> list[str]:
         return fits
     only = {"rtt": {"rows": {n: r for n, r in rows.items() if r["database"] == mine["database"]}}}
     return ladder_notes(only) + fits
+
+
+def fairness_notes(record: MixRecord) -> list[str]:
+    """With two workers or more: the fairness line, a line per host (--hosts), the starved."""
+    found = fairness(record)
+    if found is None:
+        return []
+    lines = [fairness_line(found)]
+    lines += [host_line(host, len(found.workers)) for host in found.hosts]
+    return lines + [f"warning: {warning}" for warning in starved_warnings(record)]
+
+
+#: The columns of the per-worker table (--per-worker).
+WORKER_HEADER = ["worker", "host", "tx/s", "p99 ms", "transactions", "share"]
+
+
+def worker_table(record: MixRecord) -> list[list[str]]:
+    """--per-worker: a header, then a row per worker; empty with fewer than two workers.
+
+    The numbers are right-aligned from the column after ``host`` (or ``worker``)."""
+    found = fairness(record)
+    if found is None:
+        return []
+    hosts = bool(found.hosts)  # the host column only with --hosts
+    rows = [[name for name in WORKER_HEADER if hosts or name != "host"]]
+    for worker in found.workers:
+        where = [worker.host or "-"] if hosts else []
+        rows.append(
+            [
+                worker.name.removeprefix("worker "),
+                *where,
+                number_text(worker.per_second, 1),
+                number_text(worker.p99_ms),
+                str(worker.transactions),
+                f"{worker.share:.1%}",
+            ]
+        )
+    return rows
+
+
+#: --work: the counts the table shows per transaction, with their column titles
+#: (every count is in the JSON document; their meanings in results.work.WORK_COUNTS).
+WORK_COLUMNS = {
+    "loads": "loads",
+    "server_loads": "server loads",
+    "round_trips": "round trips",
+    "stores": "stores",
+    "bytes_read": "bytes read",
+    "bytes_written": "bytes written",
+    "polls": "polls",
+}
+
+
+def work_title(record: MixRecord) -> str | None:
+    """What the --work table counted, or None without a counting pass."""
+    if not record.work:
+        return None
+    return (
+        f"work per transaction (--work: untimed, {record.work.get('transactions')} "
+        "transactions of each operation, each run cold: its objects from the server, "
+        "the tree above them in memory; then hot: again at once)"
+    )
+
+
+def work_table(record: MixRecord) -> list[list[str]]:
+    """--work: a header, then a row per operation and cache state; empty without it.
+
+    ``-`` where a count could not be taken for the storage (or nothing committed).
+    """
+    counted = mix_work(record.work)
+    if not counted:
+        return []
+    rows = [["operation", "cache", *WORK_COLUMNS.values()]]
+    for operation, states in counted.items():
+        for state, cell in states.items():
+            values = [cell.per_transaction(name) for name in WORK_COLUMNS]
+            rows.append([operation, state, *(_count_text(value) for value in values)])
+    return rows
+
+
+def _count_text(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def work_document(record: MixRecord) -> dict[str, Any] | None:
+    """--work as JSON-compatible data: per operation and state, totals and means per
+    transaction; None without a counting pass."""
+    counted = mix_work(record.work)
+    if not counted:
+        return None
+    return {
+        "transactions_per_operation": record.work.get("transactions") if record.work else None,
+        "operations": {
+            operation: {
+                state: {
+                    "transactions": cell.transactions,
+                    "totals": dict(cell.totals),
+                    "per_transaction": {
+                        name: finite(cell.per_transaction(name), 6) for name in WORK_COUNTS
+                    },
+                }
+                for state, cell in states.items()
+            }
+            for operation, states in counted.items()
+        },
+    }
+
+
+def fairness_document(record: MixRecord) -> dict[str, Any] | None:
+    """The record's fairness as JSON-compatible data; None with fewer than two workers."""
+    found = fairness(record)
+    if found is None:
+        return None
+
+    def share(entry: Any) -> dict[str, Any]:
+        return {
+            "name": entry.name,
+            "host": entry.host,
+            "workers": entry.workers,
+            "transactions": entry.transactions,
+            "tx_per_second": finite(entry.per_second),
+            "p99_ms": finite(entry.p99_ms),
+            "share": finite(entry.share, 6),
+        }
+
+    return {
+        "jain_index": finite(found.jain, 6),
+        "min_share": finite(found.min_share, 6),
+        "max_share": finite(found.max_share, 6),
+        "workers": [share(worker) for worker in found.workers],
+        "hosts": [share(host) for host in found.hosts],
+        "starved": [worker.name for worker in found.starved],
+    }
+
+
+def series_notes(record: MixRecord) -> list[str]:
+    """One line naming the series sampled (they are in the result file), then why any
+    sampler read nothing."""
+    if not record.series:
+        return list(record.series_notes)
+    clients: set[str] = set()
+    client_names: set[str] = set()
+    servers: dict[str, int] = {}
+    for name in record.series:
+        if name.startswith("client."):
+            _client, worker, series = name.split(".", 2)
+            clients.add(worker)
+            client_names.add(series)
+        else:
+            source = name.rsplit(".", 1)[0].split(".")[0]
+            servers[source] = servers.get(source, 0) + 1
+    parts = []
+    if clients:
+        workers = "worker" if len(clients) == 1 else "workers"
+        parts.append(f"client of {len(clients)} {workers} ({len(client_names)} each)")
+    parts.extend(f"{source} ({count})" for source, count in servers.items())
+    every = f" every {record.interval_length_seconds:g} s" if record.interval_seconds else ""
+    line = f"series sampled{every}: {', '.join(parts)}; in the result file"
+    return [line, *record.series_notes]
+
+
+def series_document(record: MixRecord) -> dict[str, Any]:
+    """The series as the JSON format gives them: unit, t (s from the start), values."""
+    return {
+        name: {"unit": series.unit, "t": list(series.t), "values": list(series.values)}
+        for name, series in record.series.items()
+    }
 
 
 def host_notes(record: MixRecord, run: MixRun) -> list[str]:
@@ -251,7 +444,11 @@ def mix_document(run: MixRun) -> dict[str, Any]:
                 "client_cache_hit_rate": finite(hit_rate(record), 6),
                 "client_cache_loads": record.counters.get("loads"),
                 "operations": operations,
+                "fairness": fairness_document(record),
+                **({"work": work_document(record)} if record.work else {}),
                 "notes": mix_notes(record, run),
+                # Only where sampled: older runs' documents stay as they were.
+                **({"series": series_document(record)} if record.series else {}),
             }
         )
     return {

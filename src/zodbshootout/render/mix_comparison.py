@@ -20,7 +20,13 @@ from zodbshootout.render.mix import (
     finite,
     number_text,
 )
-from zodbshootout.results.mix_compare import ALPHA, THROUGHPUT, MetricComparison, MixComparison
+from zodbshootout.results.mix_compare import (
+    ALPHA,
+    FAIRNESS,
+    THROUGHPUT,
+    MetricComparison,
+    MixComparison,
+)
 
 #: How the p-values were reached, said under the aligned table.
 TABLE_METHOD = (
@@ -82,6 +88,11 @@ def notes(comparison: MixComparison) -> list[str]:
     """What the table alone would not say: runs of different kinds, busy machines, and
     the rows --only-significant hid; one sentence each."""
     lines = []
+    if any(row.metric == FAIRNESS for row in comparison.shown):
+        lines.append(
+            "workers jain: Jain's fairness index of the workers' committed transactions "
+            "(1: every worker alike, 1/c: one worker made them all), untested."
+        )
     if comparison.kind:
         lines.append(
             f"Warning: {comparison.base_name} and {comparison.changed_name} are different "
@@ -122,12 +133,12 @@ def table_rows(comparison: MixComparison, markdown: bool = False) -> list[list[s
     change = "Change" if markdown else "change"
     table = [[*where, comparison.base_name, comparison.changed_name, change, "p", "p (Holm)"]]
     for row in comparison.shown:
-        digits = 1 if row.metric == THROUGHPUT else 2
+        digits = {THROUGHPUT: 1, FAIRNESS: 3}.get(row.metric, 2)
         if markdown:
             values = [figure_text(finite(v), digits) for v in (row.base, row.changed)]
         else:
             values = [number_text(v, digits) for v in (row.base, row.changed)]
-        metric = row.metric if row.metric == THROUGHPUT else f"{row.metric} ms"
+        metric = row.metric if row.metric in (THROUGHPUT, FAIRNESS) else f"{row.metric} ms"
         p_values = [raw_p_text(row), p_text(row)]
         table.append([row.database, row.operation, metric, *values, change_text(row), *p_values])
     return table
@@ -135,6 +146,8 @@ def table_rows(comparison: MixComparison, markdown: bool = False) -> list[list[s
 
 def metric_column(metric: str) -> str:
     """A compared metric as the show formats name it: ``tx_per_second``, ``p99_ms``."""
+    if metric == FAIRNESS:
+        return "jain_index"
     return "tx_per_second" if metric == THROUGHPUT else f"{metric}_ms"
 
 

@@ -104,6 +104,14 @@ def _mix_record(record: MixRecord, run: MixRun) -> list[str]:
     table = mix.operation_table(record)
     lines = [f"{record.database}: {mix.describe_record(record, run)}"]
     lines += aligned(table, right=range(1, len(table[0])), indent="  ", strip=False)
+    workers = mix.worker_table(record) if run.per_worker else []
+    if workers:
+        first = workers[0].index("tx/s")
+        lines += aligned(workers, right=range(first, len(workers[0])), indent="  ", strip=False)
+    counted = mix.work_table(record)
+    if counted:
+        lines += [f"  {mix.work_title(record)}"]
+        lines += aligned(counted, right=range(2, len(counted[0])), indent="  ", strip=False)
     return lines + [f"  {note}" for note in mix.mix_notes(record, run)]
 
 

@@ -57,7 +57,11 @@ FORMAT_NAME = "zodbshootout-result"
 #:     reader would refuse the empty phases; earlier files read as ``mix: []``.
 #:   (additions to 4: a measurement may carry ``operations`` and ``latency``,
 #:     the counts and HdrHistograms a phase recorded, and ``work``, --work's
-#:     counts of a warm-up's timed region; older readers ignore them.)
+#:     counts of a warm-up's timed region; older readers ignore them.  A mix
+#:     record may carry ``workers``, each worker's host, committed transactions,
+#:     changes and latencies, and with ``mix --work`` ``work`` (the counting
+#:     pass's counts per operation and cache state), ``work_error`` and
+#:     ``work_increments``; older records read as none.)
 FORMAT_VERSION = 4
 READABLE_VERSIONS = (1, 2, 3, 4)
 

@@ -118,6 +118,73 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class WorkerTotals:
+    """One worker's share of a database's run: its commits, changes and latencies.
+
+    ``transactions`` are the worker's committed transactions of every
+    operation (a read commits too); ``increments`` the object changes they
+    made (``warmup_increments``: its warm-up's), so that every worker's add
+    up to what the read-back found.  ``latency`` is the worker's latencies of
+    every operation, an encoded HdrHistogram ("" when empty).
+    """
+
+    worker: int
+    seconds: float
+    transactions: int
+    latency: str
+    increments: int = 0
+    warmup_increments: int = 0
+    #: With --hosts: the host the worker ran on; None otherwise.
+    host: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Any) -> WorkerTotals:
+        if not isinstance(data, dict):
+            raise ValueError("a worker is not an object")
+        return cls(
+            worker=_int(data, "worker"),
+            seconds=_number(data, "seconds"),
+            transactions=_int(data, "transactions"),
+            latency=_text(data, "latency") or "",
+            increments=_int(data, "increments", 0),
+            warmup_increments=_int(data, "warmup_increments", 0),
+            host=_text(data, "host"),
+        )
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series on the run's time axis: *t* in seconds from the measurement's start.
+
+    A counter's values are cumulative (its delta between two samples is what
+    happened between them); a gauge's (objects, bytes, connections) are its level.
+    """
+
+    unit: str
+    t: tuple[float, ...]
+    values: tuple[float, ...]
+
+    @classmethod
+    def from_data(cls, data: Any) -> Series:
+        if not isinstance(data, dict):
+            raise ValueError("a series is not an object")
+        unit = _text(data, "unit") or ""
+        times, values = data.get("t"), data.get("values")
+        if not isinstance(times, list) or not isinstance(values, list):
+            raise ValueError("a series' t or values is not a list")
+        if len(times) != len(values):
+            raise ValueError("a series has not as many times as values")
+        for value in (*times, *values):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError("a series holds something other than numbers")
+        return cls(unit, tuple(float(t) for t in times), tuple(values))
+
+    def delta(self) -> float:
+        """Last value minus first (a counter's growth over the series); 0 when empty."""
+        return float(self.values[-1] - self.values[0]) if self.values else 0.0
+
+
+@dataclass(frozen=True)
 class MixRecord:
     """One database's mix run: its operations, its intervals, and what the check after found."""
 
@@ -143,6 +210,21 @@ class MixRecord:
     dataset: Mapping[str, Any] | None = None
     #: The object changes the database held after the run; None before that check existed.
     changes_found: int | None = None
+    #: Each worker's share, in worker order; empty in records saved before it was kept.
+    workers: tuple[WorkerTotals, ...] = ()
+    #: --work: the untimed counting pass (see results.work.mix_work); None without it.
+    work: Mapping[str, Any] | None = None
+    #: --work: why the counting pass failed, or None.
+    work_error: str | None = None
+    #: --work: the object changes the counting pass committed (in changes_found too).
+    work_increments: int = 0
+    #: Series sampled every interval, by name (``client.<worker>.<name>``,
+    #: ``<server>.<name>``); empty in records of runs before they were sampled.
+    series: Mapping[str, Series] = field(default_factory=dict)
+    #: Why a sampler or a part of one read nothing (each said once).
+    series_notes: tuple[str, ...] = ()
+    #: The wall-clock time (epoch seconds) of t = 0: the first worker's measurement start.
+    series_origin: float | None = None
 
     @classmethod
     def from_data(cls, data: Any) -> MixRecord:
@@ -161,6 +243,14 @@ class MixRecord:
         if database is None:
             raise ValueError("no database")
         found = data.get("changes_found")
+        workers = data.get("workers") or []
+        work = data.get("work")
+        if not isinstance(workers, list) or not isinstance(work, dict | None):
+            raise ValueError("workers or work of the wrong type")
+        series = data.get("series") or {}
+        notes = data.get("series_notes") or []
+        if not isinstance(series, dict) or not isinstance(notes, list):
+            raise ValueError("series or series_notes of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -178,6 +268,13 @@ class MixRecord:
             counters=counters,
             dataset=dataset,
             changes_found=None if found is None else _int(data, "changes_found"),
+            workers=tuple(WorkerTotals.from_data(worker) for worker in workers),
+            work=work,
+            work_error=_text(data, "work_error"),
+            work_increments=_int(data, "work_increments", 0),
+            series={str(name): Series.from_data(entry) for name, entry in series.items()},
+            series_notes=tuple(str(note) for note in notes),
+            series_origin=_optional_number(data, "series_origin"),
         )
 
     @property
@@ -209,9 +306,11 @@ class MixRun:
     skews: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     #: With --rtt: the ladder's record (``metadata["rtt"]``, see results.rtt).
     rtt: Mapping[str, Any] = field(default_factory=dict)
+    #: --per-worker: the tables add a row per worker (how it is shown; never saved).
+    per_worker: bool = False
 
     @classmethod
-    def of(cls, result: RunResult) -> MixRun:
+    def of(cls, result: RunResult, per_worker: bool = False) -> MixRun:
         """*result*'s mix records, typed; a ValueError for a record of the wrong shape."""
         metadata = result.metadata
         options = metadata.get("mix") or {}
@@ -237,6 +336,7 @@ class MixRun:
             },
             skews=skews,
             rtt=metadata.get("rtt") or {},
+            per_worker=per_worker,
         )
 
     @property
@@ -310,6 +410,51 @@ def merge_reports(
         "uncertain_increments": sum(report["uncertain_increments"] for report in reports),
         "inserted": sum(report["inserted"] for report in reports),
         "counters": sum_counters([r["counters"] for r in reports if r["counters"] is not None]),
+        "workers": [_worker_totals(report) for report in sorted(reports, key=_worker_of)],
+        **client_series(reports),
+    }
+
+
+def _worker_of(report: dict[str, Any]) -> int:
+    return int(report["worker"])
+
+
+def _worker_totals(report: dict[str, Any]) -> dict[str, Any]:
+    """One worker's committed transactions, changes and latencies (see WorkerTotals)."""
+    entries = report["operations"].values()
+    return {
+        "worker": report["worker"],
+        "seconds": report["seconds"],
+        "transactions": sum(e["count"] for e in entries),
+        "latency": encode(merge([e["latency"] for e in entries])),
+        "increments": report["increments"],
+        "warmup_increments": report["warmup_increments"],
+        "host": None,
+    }
+
+
+def client_series(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The workers' series as ``client.<worker>.<name>``, their notes once, the time origin.
+
+    Each worker's times count from its own measurement start, which the
+    barrier makes the run's (within its release skew).
+    """
+    series: dict[str, Any] = {}
+    notes: list[str] = []
+    for report in sorted(reports, key=lambda report: report.get("worker", 0)):
+        for name, entry in (report.get("series") or {}).items():
+            series[f"client.{report.get('worker', 0)}.{name}"] = entry
+        for note in report.get("series_notes") or []:
+            if f"client: {note}" not in notes:
+                notes.append(f"client: {note}")
+    starts = [report["started_at"] for report in reports if report.get("started_at") is not None]
+    spent = [report.get("series_seconds") for report in reports]
+    return {
+        "series": series,
+        "series_notes": notes,
+        "series_origin": min(starts) if starts else None,
+        # What sampling cost: each sampling worker's seconds (the runner adds its thread's).
+        "series_cost": {"client_seconds": [s for s in spent if s is not None]},
     }
 
 

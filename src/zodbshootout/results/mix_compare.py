@@ -8,6 +8,9 @@ classic one.  Intervals of one run are not fully independent (a slow second
 tends to follow a slow second), so read p as a guide, and prefer runs long
 enough for many intervals.  Per-operation percentiles are shown with their
 ratio, untested (a run holds each operation's histogram, not its intervals).
+With two workers or more in both runs, a database's fairness (Jain's index
+of its workers' committed transactions, see results.mix_fairness) is one
+more row, untested, under the operation ``workers``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 
 from zodbshootout.results.compare import holm_adjust
 from zodbshootout.results.mix import MixRecord, MixRun
+from zodbshootout.results.mix_fairness import fairness
 from zodbshootout.results.mix_stats import (
     ALL,
     PERCENTILES,
@@ -32,6 +36,12 @@ ALPHA = 0.05
 
 THROUGHPUT = "tx/s"
 MAX = "max"
+#: Jain's index of the workers' committed transactions (1: all alike).
+FAIRNESS = "jain"
+#: The operation a fairness row is under.
+WORKERS = "workers"
+#: The metrics that get better upwards.
+HIGHER_IS_BETTER = frozenset({THROUGHPUT, FAIRNESS})
 
 
 def metric_name(percentile: float) -> str:
@@ -68,7 +78,7 @@ class MetricComparison:
         ratio = self.ratio
         if math.isnan(ratio) or ratio == 0:
             return math.nan
-        return 1 / ratio - 1 if self.metric == THROUGHPUT else ratio - 1
+        return 1 / ratio - 1 if self.metric in HIGHER_IS_BETTER else ratio - 1
 
     @property
     def significant(self) -> bool:
@@ -128,6 +138,11 @@ def _compare_database(
             rows.append(
                 MetricComparison(ours.database, row.operation, metric, value, after[metric])
             )
+    before_fair, after_fair = fairness(ours), fairness(other)
+    if before_fair is not None and after_fair is not None:
+        base = math.nan if before_fair.jain is None else before_fair.jain
+        changed = math.nan if after_fair.jain is None else after_fair.jain
+        rows.append(MetricComparison(ours.database, WORKERS, FAIRNESS, base, changed))
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,6 @@ def integrity(record: MixRecord) -> Integrity | None:
     found = record.changes_found
     if found is None:
         return None
-    committed = record.increments + record.warmup_increments
+    committed = record.increments + record.warmup_increments + record.work_increments
     uncertain = record.uncertain_increments
     return Integrity(stray=max(0, found - committed - uncertain), lost=max(0, committed - found))

@@ -11,8 +11,9 @@ object read or written.  Pure functions: nothing here reads a clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from zodbshootout.results.record import CellKey, PhaseTiming, RunResult
 
@@ -149,4 +150,31 @@ def n_plus_one(result: RunResult) -> list[NPlusOne]:
         # Every object read from the server, a round trip each; prefetch: under half.
         if fetched >= 1 and trips >= key.object_count and prefetched < trips / 2:
             found.append(NPlusOne(key, trips, prefetched))
+    return found
+
+
+#: The cache states a mix run's counting pass counts each transaction in (mix.counting).
+MIX_STATES = ("cold", "hot")
+
+
+def mix_work(work: Mapping[str, Any] | None) -> dict[str, dict[str, CellWork]]:
+    """A mix record's counting pass (``MixRecord.work``): per operation and cache state,
+    its totals and means per transaction; empty without one.
+
+    ``work["operations"][op]`` holds ``transactions`` (those that committed in
+    every state) and, per state, a count per name of :data:`WORK_COUNTS`.
+    """
+    if not work:
+        return {}
+    found: dict[str, dict[str, CellWork]] = {}
+    for operation, entry in (work.get("operations") or {}).items():
+        transactions = int(entry.get("transactions") or 0)
+        found[operation] = {
+            state: CellWork(
+                {name: (entry.get(state) or {}).get(name) for name in WORK_COUNTS},
+                transactions,
+                0,
+            )
+            for state in MIX_STATES
+        }
     return found

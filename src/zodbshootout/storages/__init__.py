@@ -96,6 +96,16 @@ def _is_factory(value: Any) -> bool:
     return isinstance(value, BaseConfig) or isinstance(getattr(value, "config", None), SectionValue)
 
 
+def samples_servers(database_factory: Any) -> bool:
+    """Whether a database's storages reach servers whose statistics can be sampled."""
+    return any(kind_of_factory(f).samples_servers for f in storage_factories(database_factory))
+
+
+def server_samplers(storage: Any) -> list[Any]:
+    """The samplers of the servers an open storage reaches (see StorageKind.server_samplers)."""
+    return kind_of(storage).server_samplers(storage)
+
+
 def server_lost(error: BaseException) -> bool:
     """Whether some storage kind says *error* means its server is gone."""
     return any(kind.server_lost(error) for kind in KINDS)

@@ -284,6 +284,28 @@ class StorageKind:
         """Make the client cache write its own access trace to *path*; False: no cache."""
         return False
 
+    # -- series on the run's time axis (probes.series) --
+
+    def client_cache_series(self, storage: Any) -> dict[str, tuple[str, float]]:
+        """The storage client cache's figures now, name -> (unit, value); {}: no cache.
+
+        Read in a worker between transactions, every interval: only counts
+        the cache keeps anyway, nothing that walks it.  Cumulative counts are
+        named ``client_cache_hits`` and ``client_cache_misses`` (or
+        ``client_cache_fills``, objects taken from the server or a commit).
+        """
+        return {}
+
+    #: Its storages reach servers that :meth:`server_samplers` reads: the runner
+    #: opens a client of its own for them (a FileStorage it would lock).
+    samples_servers = False
+
+    def server_samplers(self, storage: Any) -> list[Any]:
+        """Samplers of the servers *storage* reaches (probes.series.Sampler), each with a
+        connection of its own; opened in the runner's process, read in its sampler
+        thread.  May raise: the run goes on without them, with a note."""
+        return []
+
     # -- database state and description --
 
     def size(self, storage: Any, database_factory: Any) -> SizeReading:

@@ -217,6 +217,12 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rtt", metavar="LADDER", type=RTT_LADDER, default=(), help=RTT_HELP)
     parser.add_argument(
+        "--work",
+        action="store_true",
+        help="after the run, untimed, count each operation's work per transaction (loads, "
+        "server loads, round trips, stores, bytes, polls), cold and hot (docs/mix.rst)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=TIMEOUT,
@@ -233,6 +239,12 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         "--save-to", type=written_name, metavar="DIR", help="save the result in DIR too"
     )
     parser.add_argument("--label", help="a name for this run in compare and history")
+    parser.add_argument(
+        "--per-worker",
+        action="store_true",
+        help="a row per worker (host, tx/s, p99, committed transactions, share) under each "
+        "database's operations; the fairness line and starved workers are shown always",
+    )
     add_format(
         parser,
         "table",
@@ -252,6 +264,12 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     workload = choose_workload(args.workload, args.mix, args.keys)
     _check_intervals(args.duration, args.interval)
     hosts: tuple[HostSpec, ...] = ()
+    if args.work and args.threads:
+        # Its counters wrap ZODB's classes in the process that counts: the threads' own.
+        raise UsageError(
+            "--work counts in a worker process of its own, which --threads doesn't start; "
+            "run it without --threads"
+        )
     if args.hosts:
         from zodbshootout.concurrency import THREADS, mode_of
 
@@ -274,7 +292,14 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     # The tests' fault hook (see faults); None in real runs.
     fault = faults.from_environment()
     return MixOptions(
-        plan, args.concurrency, args.threads, args.timeout, hosts, fault, tuple(args.rtt)
+        plan,
+        args.concurrency,
+        args.threads,
+        args.timeout,
+        hosts,
+        fault,
+        rtt=tuple(args.rtt),
+        work=args.work,
     )
 
 
@@ -350,12 +375,13 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as e:
         # Before or after the run itself: nothing was measured, nothing to show.
         return EXIT_SIGTERM if signal_name(e) == "SIGTERM" else EXIT_SIGINT
-    return _finish(result, outputs, quiet)
+    return _finish(result, outputs, quiet, args.per_worker)
 
 
-def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
+def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: bool) -> int:
     from zodbshootout.render.formats import get_format
     from zodbshootout.results.mix import MixRun
+    from zodbshootout.results.mix_fairness import starved_warnings
     from zodbshootout.results.mix_stats import trend_warnings
 
     # 2 only when no database could be set up; a server that died later is a failure (1).
@@ -363,13 +389,13 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool) -> int:
         for failure in result.failures:
             emit(f"zodbshootout mix: error: {failure.database}: {failure.reason}", sys.stderr)
         return EXIT_USAGE
-    run = MixRun.of(result)
+    run = MixRun.of(result, per_worker)
     if outputs.table_on_stdout:
         for line in get_format(outputs.format).mix(run):
             emit(line)
     if not quiet:
         for record in run.records:
-            for warning in trend_warnings(record):
+            for warning in trend_warnings(record) + starved_warnings(record):
                 emit(f"zodbshootout mix: warning: {warning}", sys.stderr)
     if result.interrupted:
         return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT

@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="after the table, name every cell each footnote applies to, and every noisy "
         "cell (the table and its warning count them when there are many)",
     )
+    parser.add_argument(
+        "--per-worker",
+        action="store_true",
+        help="a mix run: a row per worker (host, tx/s, p99, committed transactions, share) "
+        "under each database's operations",
+    )
     add_aggregate(parser)
 
 
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if result.mix:
         # Runs saved before mix took --format say "mix": the table.
         format_name = args.format or (saved if saved in FORMATS else "table")
-        print_lines(get_format(format_name).mix(MixRun.of(result)))
+        print_lines(get_format(format_name).mix(MixRun.of(result, args.per_worker)))
         return EXIT_OK
     format_name = args.format or (saved if saved in FORMATS else "csv")
     aggregate = saved_aggregate(result, args.aggregate)

@@ -24,7 +24,13 @@ from zodbshootout.storages.base import (
     smaller_than_data_note,
 )
 from zodbshootout.storages.network import ServerLink
-from zodbshootout.storages.relstorage import locks, mariadb_compat, round_trips, sqlite_planner
+from zodbshootout.storages.relstorage import (
+    locks,
+    mariadb_compat,
+    round_trips,
+    samplers,
+    sqlite_planner,
+)
 from zodbshootout.storages.relstorage.network import memcached_latency_seconds, relstorage_links
 from zodbshootout.storages.tracefile import TraceFile
 
@@ -199,6 +205,27 @@ class RelStorageKind(StorageKind):
         finally:
             client.disconnect_all()
         return hits, misses, sets
+
+    def client_cache_series(self, storage: Any) -> dict[str, tuple[str, float]]:
+        """The local cache's own counts (LocalClient.stats: no walk of the cache)."""
+        stats = storage._cache.local_client.stats()
+        return {
+            "client_cache_objects": ("objects", int(stats["len"])),
+            "client_cache_bytes": ("bytes", int(stats["bytes"])),
+            "client_cache_hits": ("loads", int(stats["hits"])),
+            "client_cache_misses": ("loads", int(stats["misses"])),
+        }
+
+    samples_servers = True
+
+    def server_samplers(self, storage: Any) -> list[Any]:
+        """The database's statistics, and each memcached server of cache-servers."""
+        adapter = storage._adapter
+        family = type(adapter).__module__.split(".")[2]  # relstorage.adapters.<family>.adapter
+        found: list[Any] = samplers.sql_samplers(adapter, family)
+        for server in _server_list(storage._options.cache_servers):
+            found.append(_Deferred(f"memcached {server}", samplers.MemcachedSampler, server))
+        return found
 
     def trace_client_cache(self, storage: Any, path: str) -> bool:
         _trace(storage._cache, path)
@@ -514,6 +541,26 @@ def _server_list(servers: Any) -> list[str]:
     if isinstance(servers, str):
         return servers.split()
     return [str(server) for server in servers]
+
+
+class _Deferred:
+    """A sampler opened at its first read, so that one that can't open fails alone, once."""
+
+    def __init__(self, name: str, make: Any, *args: Any) -> None:
+        self.name = name
+        self._make = make
+        self._args = args
+        self._sampler: Any = None
+
+    def read(self) -> dict[str, tuple[str, float]]:
+        if self._sampler is None:
+            self._sampler = self._make(*self._args)
+        reading: dict[str, tuple[str, float]] = self._sampler.read()
+        return reading
+
+    def close(self) -> None:
+        if self._sampler is not None:
+            self._sampler.close()
 
 
 KIND = RelStorageKind()

@@ -73,7 +73,7 @@ def _storage_links(config: Any) -> list[ServerLink]:
 def _memcached_link(config: Any, servers: Sequence[str]) -> ServerLink:
     addresses = []
     for server in servers:
-        address = _memcached_address(str(server))
+        address = memcached_address(str(server))
         if address is None:
             return ServerLink(
                 "memcached",
@@ -102,7 +102,7 @@ def memcached_latency_seconds(server: str) -> float | None:
     server speaks: ``version`` touches none of the counters the run reads
     (gets, sets, flushes).  None for a server that is no TCP ``host[:port]``.
     """
-    address = _memcached_address(server)
+    address = memcached_address(server)
     if address is None:
         return None
     with socket.create_connection(address, timeout=10) as sock:
@@ -118,7 +118,7 @@ def memcached_latency_seconds(server: str) -> float | None:
         return median_latency_seconds(version)
 
 
-def _memcached_address(server: str) -> Address | None:
+def memcached_address(server: str) -> Address | None:
     match = _MEMCACHED_SERVER.fullmatch(server)
     if match is None:
         return None

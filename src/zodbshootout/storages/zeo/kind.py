@@ -139,6 +139,22 @@ class ZEOKind(StorageKind):
             _by_client = {}
         return _ThreadRequests(id(client), worker, shared_client, shared_oids)
 
+    def client_cache_series(self, storage: Any) -> dict[str, tuple[str, float]]:
+        """ZEO's ClientCache counts (kept by the cache; its length too)."""
+        cache = storage._cache
+        adds, _added_bytes, _evicts, _evicted_bytes, accesses = cache.getStats()
+        return {
+            "client_cache_objects": ("objects", len(cache)),
+            "client_cache_hits": ("loads", int(accesses)),
+            "client_cache_fills": ("objects", int(adds)),
+        }
+
+    samples_servers = True
+
+    def server_samplers(self, storage: Any) -> list[Any]:
+        """The server's own status (server_status), through this client storage."""
+        return [_ServerStatus(storage)]
+
     def trace_client_cache(self, storage: Any, path: str) -> bool:
         _trace(storage, path)
         return True
@@ -353,3 +369,43 @@ class _LoadTracer:
 
 
 KIND = ZEOKind()
+
+
+#: server_status's counts sampled, with their units (ZEO.monitor.StorageStats).
+_STATUS = {
+    "connections": "connections",
+    "loads": "loads",
+    "stores": "stores",
+    "commits": "transactions",
+    "aborts": "transactions",
+    "conflicts": "conflicts",
+    "conflicts_resolved": "conflicts",
+    "active_txns": "transactions",
+    "waiting": "transactions",
+}
+
+
+class _ServerStatus:
+    """The ZEO server's statistics of the storage, asked through a client of the sampler's own.
+
+    Its ``connections`` include that client.
+    """
+
+    name = "zeo"
+
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage
+
+    def read(self) -> dict[str, tuple[str, float]]:
+        status = self.storage.server_status()
+        reading: dict[str, tuple[str, float]] = {}
+        for key, unit in _STATUS.items():
+            value = status.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                reading[key] = (unit, value)
+        if not reading:
+            raise LookupError("the server's status has none of the counts")
+        return reading
+
+    def close(self) -> None:
+        """The client storage is closed with its database."""
