@@ -288,7 +288,7 @@ class MixRunner(RunnerSkeleton):
         ]
         lines = _IntervalLines(row, options.concurrency, plan.interval_seconds, self.say)
         wait = plan.warmup_seconds + plan.duration_seconds + options.timeout_seconds
-        direct = route.setup[1] if route.setup else route.addresses
+        direct = list(route.setup[1] if route.setup else route.addresses)
         with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
             outcome = session.run_stage(tasks, wait, on_progress=lines.take)
         if outcome.error is not None:
