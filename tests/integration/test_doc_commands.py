@@ -115,14 +115,19 @@ class Command:
 
 
 def literal_blocks(text: str) -> list[list[tuple[int, str]]]:
-    """The literal blocks (after ``::``) of a reStructuredText text, lines numbered from 1."""
+    """The literal blocks (after ``::``) of a reStructuredText text, lines numbered from 1.
+
+    A ``.. code-block:: console`` block is a session: only its lines after a
+    ``$`` prompt are commands (the prompt dropped); the others are output.
+    """
     lines = text.splitlines()
     blocks = []
     index = 0
     while index < len(lines):
         line = lines[index]
         index += 1
-        if not line.rstrip().endswith("::") or line.lstrip().startswith(".. "):
+        console = line.strip() == ".. code-block:: console"
+        if not console and (not line.rstrip().endswith("::") or line.lstrip().startswith(".. ")):
             continue
         indent = len(line) - len(line.lstrip())
         block = []
@@ -131,6 +136,12 @@ def literal_blocks(text: str) -> list[list[tuple[int, str]]]:
         ):
             block.append((index + 1, lines[index]))
             index += 1
+        if console:
+            block = [
+                (number, entry.replace("$ ", "", 1))
+                for number, entry in block
+                if entry.lstrip().startswith("$ ")
+            ]
         blocks.append(block)
     return blocks
 
@@ -151,6 +162,8 @@ def block_commands(path: pathlib.Path) -> list[list[Command]]:
         commands: list[Command] = []
         pending = ""
         start = 0
+        if not any(line.strip() for _, line in block):
+            continue
         margin = min(len(line) - len(line.lstrip()) for _, line in block if line.strip())
         for number, line in block:
             if pending:
@@ -195,10 +208,13 @@ def test_the_reader_finds_commands_and_joins_continuations(tmp_path):
         "Text::\n\n    zodbshootout a.conf -n 1 \\\n        -r 2   # comment\n"
         "    some output\n\n.. code::\n\n    not a block\n\nMore::\n\n"
         "    mkdir -p var && runzeo -C etc/zeo.conf\n    zodbshootout [OPTIONS] CONFIG\n"
+        "\n.. code-block:: console\n\n   $ zodbshootout mix b.conf -d 2\n"
+        "   zodbshootout mix: b: loading the dataset\n"
     )
     assert [[c.text for c in block] for block in block_commands(page)] == [
         ["zodbshootout a.conf -n 1 -r 2"],
         ["mkdir -p var", "runzeo -C etc/zeo.conf"],
+        ["zodbshootout mix b.conf -d 2"],
     ]
     # The documents hold commands, and most of them run.
     every = [c for block in BLOCKS for c in block]
