@@ -181,13 +181,16 @@ MAY_IMPORT = {
         *("concurrency", "config", "database", "network", "phases", "probes"),
         *("results", "run", "storages", "workload"),
     },
+    # The recorder is a library an application imports: nothing of the tool's
+    # flow, only the top-level helpers (errors, inputs).
+    "recording": set(),
     # versions: environments and rounds run the tool as a program; only their
     # results are read (a mix variant's histograms added up by results' helpers).
     "versions": {"results"},
     "cli": {
         *("cachesim", "concurrency", "config", "database", "mix", "network", "options"),
         "phases",
-        *("probes", "render", "results", "run", "versions", "workload"),
+        *("probes", "recording", "render", "results", "run", "versions", "workload"),
     },
 }
 

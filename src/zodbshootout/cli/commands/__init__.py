@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "mix": "zodbshootout.cli.commands.mix",
     "report": "zodbshootout.cli.commands.report",
     "versions": "zodbshootout.cli.commands.versions",
+    "trace-stats": "zodbshootout.cli.commands.trace_stats",
 }
 
 
