@@ -318,15 +318,7 @@ class _Recorded:
             )  # fmt: skip
             self._zst_ended = True
 
-
-class RecordingInstance(_Recorded):
-    """One connection's storage instance (``new_instance()``), recorded under its number."""
-
-    def __init__(self, inner: Any, writer: TraceWriter, owner: RecordingStorage, number: int):
-        self._zst_setup(inner, writer)
-        self._zst_owner = owner
-        self._zst_connection = number
-        self._zst_released = False
+    # --- a transaction's view ------------------------------------------------------
 
     def poll_invalidations(self) -> Any:
         now = _now()
@@ -358,6 +350,16 @@ class RecordingInstance(_Recorded):
                 (now, SYNC, flags, self._zst_connection, self._zst_transaction, _EMPTY,
                  _EMPTY, 0)
             )  # fmt: skip
+
+
+class RecordingInstance(_Recorded):
+    """One connection's storage instance (``new_instance()``), recorded under its number."""
+
+    def __init__(self, inner: Any, writer: TraceWriter, owner: RecordingStorage, number: int):
+        self._zst_setup(inner, writer)
+        self._zst_owner = owner
+        self._zst_connection = number
+        self._zst_released = False
 
     def release(self) -> Any:
         now = _now()
@@ -433,6 +435,16 @@ class RecordingStorage(_Recorded):
 
     def release(self) -> Any:
         return self._zst_mvcc.release()
+
+    def poll_invalidations(self) -> Any:
+        if self._zst_mvcc is self._zst_inner:
+            return super().poll_invalidations()
+        return []  # a plain storage has no view of its own: always the latest
+
+    def sync(self, *args: Any) -> Any:
+        if self._zst_mvcc is self._zst_inner or hasattr(self._zst_inner, "sync"):
+            return super().sync(*args)
+        return None
 
     def close(self) -> None:
         try:
