@@ -1,5 +1,6 @@
-"""The wrapper is the storage to ZODB: ZODB's own storage checks pass through it, a
-database on it round-trips, and its trace holds the calls that were made."""
+"""The wrapper is the storage to ZODB: a database on it round-trips, and its trace holds
+the calls that were made (ZODB's own storage checks: tests/integration/
+test_recording_conformance.py)."""
 
 import glob
 import os
@@ -11,50 +12,11 @@ from persistent.mapping import PersistentMapping
 from ZODB.FileStorage import FileStorage
 from ZODB.interfaces import IBlobStorage, IMVCCStorage, IStorageIteration
 from ZODB.MappingStorage import MappingStorage
-from ZODB.tests import (
-    BasicStorage,
-    ConflictResolution,
-    HistoryStorage,
-    IteratorStorage,
-    MTStorage,
-    PackableStorage,
-    RevisionStorage,
-    StorageTestBase,
-    Synchronization,
-)
+from ZODB.tests import StorageTestBase
 
 from zodbshootout.recording import open_trace, record
 from zodbshootout.recording.format import FLAG_ERROR, Op
 from zodbshootout.recording.stats import trace_stats
-
-
-class RecordedFileStorageTests(
-    StorageTestBase.StorageTestBase,
-    BasicStorage.BasicStorage,
-    RevisionStorage.RevisionStorage,
-    PackableStorage.PackableStorageWithOptionalGC,
-    Synchronization.SynchronizedStorage,
-    ConflictResolution.ConflictResolvingStorage,
-    HistoryStorage.HistoryStorage,
-    IteratorStorage.IteratorStorage,
-    MTStorage.MTStorage,
-):
-    """ZODB's own checks of a storage (ZODB.tests), on a recorded FileStorage."""
-
-    use_extension_bytes = True  # as ZODB's FileStorageTests: FileStorage keeps them
-
-    def open(self, **kwargs):
-        self._storage = record(FileStorage("Recorded.fs", **kwargs), "trace", max_size=1 << 20)
-
-    def setUp(self):
-        StorageTestBase.StorageTestBase.setUp(self)
-        self.open(create=1)
-
-    def tearDown(self):
-        StorageTestBase.StorageTestBase.tearDown(self)
-        for path in glob.glob("trace.*.zodbtrace"):
-            open_trace(path)  # every trace the checks left is readable
-            assert all(r.op in Op for r in open_trace(path).records())
 
 
 def traces(prefix):

@@ -160,6 +160,8 @@ def open_trace(path: str) -> Trace:
     with open_input(path, "trace", MAX_TRACE_BYTES) as stream:
         size = os.fstat(stream.fileno()).st_size
         data = stream.read(HEADER.size)
+    if not data:
+        raise TraceError(f"{path}: an empty file, not a zodbshootout trace")
     if len(data) < HEADER.size:
         if not MAGIC.startswith(data[: len(MAGIC)]):
             raise TraceError(f"{path}: not a zodbshootout trace (wrong magic)")

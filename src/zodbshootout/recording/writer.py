@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 from zodbshootout.recording.format import (
     FORMAT_VERSION,
+    HEADER,
     HEADER_CLASS_NAMES,
     MAX_TIME_NS,
     RECORD,
@@ -164,9 +165,13 @@ class TraceWriter:
         start = 0
         while start < len(entries):
             if self._fd is None:
-                self._open(entries[start][0])
+                # Threads queue their calls in the order they returned, each
+                # with the time it started: the file counts from the earliest.
+                self._open(min(entry[0] for entry in entries[start:]))
             room = (self.max_size - self._file_bytes) // RECORD.size
             chunk, used = self._pack(entries, start, room)
+            if not used and self._file_bytes == HEADER.size:
+                used = 1  # fits no file (a time 78 hours from the others'): left out
             if chunk:
                 _write_all(self._fd, chunk)  # type: ignore[arg-type]
                 self._file_bytes += len(chunk)
@@ -229,7 +234,7 @@ class TraceWriter:
             except FileExistsError:  # an earlier process with the same pid
                 self._sequence += 1
         self._fd = fd
-        self._base_ns = min(first_ns, time.monotonic_ns())
+        self._base_ns = first_ns
         self._classes = {}
         header = Header(
             version=FORMAT_VERSION,
