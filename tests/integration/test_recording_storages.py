@@ -171,3 +171,39 @@ def test_a_killed_process_leaves_a_trace_readable_up_to_its_last_flush(tmp_path)
     assert done.returncode == 0, done.stderr
     finished = [r.op for r in all_records(tmp_path / "traces" / "app")].count(Op.TPC_FINISH)
     assert f"({finished} committed, 0 aborted)" in done.stdout
+
+
+FORKING = """
+import os, sys, ZODB, transaction
+from ZODB.MappingStorage import MappingStorage
+from zodbshootout.recording import record
+db = ZODB.DB(record(MappingStorage(), sys.argv[1], flush_interval=0.01))
+with db.transaction() as conn:
+    conn.root()["who"] = "parent"
+pid = os.fork()
+if pid == 0:
+    for n in range(5):
+        with db.transaction() as conn:
+            conn.root()["n"] = n
+    db.storage.recording.flush()
+    os._exit(0)
+os.waitpid(pid, 0)
+print(pid)
+db.close()
+"""
+
+
+def test_a_forked_child_records_into_its_own_file(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", FORKING, str(tmp_path / "app")],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    child = int(done.stdout.split()[0])
+    by_pid = {}
+    for path in glob.glob(f"{tmp_path}/app.*.zodbtrace"):
+        trace = open_trace(path)
+        by_pid[trace.header.pid] = [r.op for r in trace.records()]
+    assert set(by_pid) == {child, next(p for p in by_pid if p != child)}
+    parent = next(p for p in by_pid if p != child)
+    assert by_pid[child].count(Op.TPC_FINISH) == 5
+    assert by_pid[parent].count(Op.TPC_FINISH) == 2  # the root's creation and "parent"
