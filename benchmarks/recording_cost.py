@@ -1,0 +1,256 @@
+"""What does recording cost an application?  The same loop with and without the recorder.
+
+Not a test: a measurement to run by hand and to paste into a report.  Per
+storage kind, in rounds, a fresh process runs a small application loop on
+the storage as it is, and another on the same storage wrapped by
+``zodbshootout.recording.record`` (the order alternates from round to round).
+Each transaction opens a connection, empties its pickle cache, reads
+``--reads`` objects of a dataset (one storage load each: the recorder's
+worst case, since loads the pickle cache serves reach no storage) and every
+other transaction changes one of them and commits.  Each process warms up,
+then counts transactions for ``--seconds``.
+
+It prints, per kind, the recorded loop's rate ÷ the plain loop's (median and
+range over the rounds: 1.00 means recording costs nothing), the recorded
+calls per second, and the trace's bytes per recorded call on disk, with the
+load average around the measurement.
+
+Usage (from a checkout, in the venv that has zodbshootout installed)::
+
+    python benchmarks/recording_cost.py                     # zeo and sqlite, 5 rounds
+    python benchmarks/recording_cost.py --kinds sqlite --rounds 3 --seconds 2
+    python benchmarks/recording_cost.py --keep traces       # keep the traces recorded
+
+Kinds: zeo (a ZEO server process, ``python -m ZEO.runzeo``, serving a
+FileStorage), sqlite (RelStorage), filestorage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SECTIONS = {
+    "filestorage": "<filestorage>\n  path {data}/Data.fs\n</filestorage>",
+    "zeo": "<zeoclient>\n  server 127.0.0.1:{port}\n</zeoclient>",
+    "sqlite": "<relstorage>\n  <sqlite3>\n    driver sqlite3\n    data-dir {data}/sqlite\n"
+    "  </sqlite3>\n</relstorage>",
+}
+
+
+# --- the worker: one process, one measurement ------------------------------------------
+
+
+def worker(args: argparse.Namespace) -> None:
+    import random
+
+    import transaction
+    import ZODB.config
+    from persistent.mapping import PersistentMapping
+
+    with open(args.config) as config:
+        db = ZODB.config.databaseFromFile(config)
+    with db.transaction() as conn:
+        if "app" not in conn.root():
+            conn.root()["app"] = PersistentMapping(
+                {i: PersistentMapping({"v": 0}) for i in range(args.objects)}
+            )
+    rng = random.Random(os.getpid())
+
+    def run(seconds: float) -> int:
+        done = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            conn = db.open()
+            conn.cacheMinimize()
+            app = conn.root()["app"]
+            keys = rng.sample(range(args.objects), args.reads)
+            for key in keys:
+                app[key]["v"]  # one storage load each
+            if done % 2:
+                app[keys[0]]["v"] += 1
+                transaction.commit()
+            else:
+                transaction.abort()
+            conn.close()
+            done += 1
+        return done
+
+    run(args.warmup)
+    start = time.perf_counter()
+    count = run(args.seconds)
+    seconds = time.perf_counter() - start
+    db.close()
+    print(json.dumps({"transactions": count, "seconds": seconds}))
+
+
+# --- the driver ----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_zeo(directory: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ZEO.runzeo", "-a", f"127.0.0.1:{port}", "-f",
+         os.path.join(directory, "zeo.fs")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return server, port
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise SystemExit("the ZEO server did not start")
+
+
+def write_config(directory: str, kind: str, port: int | None, trace: str | None) -> str:
+    section = SECTIONS[kind].format(data=directory, port=port)
+    if trace:
+        indented = "\n".join("    " + line for line in section.splitlines())
+        section = f"<recording>\n    path {trace}\n{indented}\n</recording>"
+    text = f"%import zodbshootout\n%import relstorage\n<zodb>\n{section}\n</zodb>\n"
+    path = os.path.join(directory, f"{kind}-{'recorded' if trace else 'plain'}.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def measure(config: str, args: argparse.Namespace) -> float:
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", config, "--seconds", str(args.seconds),
+         "--warmup", str(args.warmup), "--objects", str(args.objects),
+         "--reads", str(args.reads)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"the worker failed:\n{done.stderr}")
+    result = json.loads(done.stdout.splitlines()[-1])
+    return result["transactions"] / result["seconds"]
+
+
+def trace_figures(prefix: str) -> tuple[int, int]:
+    """(records, bytes on disk) of the traces under *prefix*."""
+    from zodbshootout.recording import open_trace
+
+    records = size = 0
+    for path in glob.glob(f"{prefix}.*.zodbtrace"):
+        records += open_trace(path).record_count
+        size += os.path.getsize(path)
+    return records, size
+
+
+def measure_kind(kind: str, args: argparse.Namespace, directory: str) -> list[str]:
+    server, port = start_zeo(directory) if kind == "zeo" else (None, None)
+    try:
+        plain = write_config(directory, kind, port, None)
+        prefix = os.path.join(directory, "traces", kind)
+        os.makedirs(os.path.dirname(prefix), exist_ok=True)
+        recorded = write_config(directory, kind, port, prefix)
+        measure(plain, args)  # the dataset, and a first warm-up of the server
+        ratios, recorded_seconds = [], 0.0
+        loads = []
+        for number in range(args.rounds):
+            order = [plain, recorded] if number % 2 == 0 else [recorded, plain]
+            rates = {config: measure(config, args) for config in order}
+            ratios.append(rates[recorded] / rates[plain])
+            recorded_seconds += args.seconds + args.warmup
+            loads.append(os.getloadavg()[0])
+        records, size = trace_figures(prefix)
+        return [
+            f"{kind}: recorded/plain rate {statistics.median(ratios):.3f} "
+            f"(range {min(ratios):.3f}-{max(ratios):.3f}, {args.rounds} rounds; "
+            f"cost {100 * (1 - statistics.median(ratios)):.1f} %)",
+            f"{kind}: {records} calls recorded, {records / recorded_seconds:.0f} calls/s, "
+            f"{size / max(records, 1):.2f} bytes per call on disk "
+            f"(32-byte records and a 64-byte header per file)",
+            f"{kind}: load average during the rounds {min(loads):.2f}-{max(loads):.2f}",
+        ]
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+
+
+def per_call(rounds: int, calls: int = 200_000) -> str:
+    """Nanoseconds a recorded load adds, in this process, on a MappingStorage (no I/O).
+
+    The loads' own cost is a dict lookup here, so the difference is the
+    recorder's: the clock read, the tuple queued, and the writer thread's share.
+    """
+    import ZODB
+    from ZODB.MappingStorage import MappingStorage
+
+    from zodbshootout.recording import record
+
+    def timed(storage: object) -> float:
+        db = ZODB.DB(storage)
+        instance = db._mvcc_storage.new_instance()
+        instance.poll_invalidations()
+        load = instance.load
+        oid = b"\0" * 8
+        start = time.perf_counter()
+        for _ in range(calls):
+            load(oid)
+        seconds = time.perf_counter() - start
+        db.close()
+        return seconds / calls
+
+    with tempfile.TemporaryDirectory(prefix="recording_cost") as directory:
+        added = []
+        for number in range(rounds):
+            plain = timed(MappingStorage())
+            recorded = timed(record(MappingStorage(), os.path.join(directory, str(number))))
+            added.append((recorded - plain) * 1e9)
+    return (
+        f"per call: recording adds {statistics.median(added):.0f} ns to a load "
+        f"(range {min(added):.0f}-{max(added):.0f}, MappingStorage, in-process, {rounds} rounds)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kinds", default="zeo,sqlite")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--warmup", type=float, default=0.5)
+    parser.add_argument("--objects", type=int, default=2000)
+    parser.add_argument("--reads", type=int, default=10)
+    parser.add_argument("--keep", metavar="DIR", help="copy the recorded traces into DIR")
+    parser.add_argument("--worker", metavar="CONFIG", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        args.config = args.worker
+        worker(args)
+        return
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="recording_cost") as directory:
+        for kind in args.kinds.split(","):
+            for line in measure_kind(kind, args, directory):
+                print(line, flush=True)
+        print(per_call(args.rounds), flush=True)
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            for path in glob.glob(os.path.join(directory, "traces", "*.zodbtrace")):
+                shutil.copy(path, args.keep)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
