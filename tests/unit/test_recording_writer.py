@@ -18,7 +18,7 @@ OID = (1).to_bytes(8, "big")
 
 
 def entry(now, number):
-    return (now, int(Op.LOAD), 0, 1, 1, OID, b"", number)
+    return (now, Op.LOAD << 48, 1, 1, OID, b"", number)
 
 
 def files(prefix):

@@ -41,22 +41,27 @@ from zodbshootout.recording.writer import (
 _now = time.monotonic_ns
 _EMPTY = b""
 
-# Plain ints: the queued tuples carry them without an enum's lookup per call.
-LOAD = int(Op.LOAD)
-LOAD_BEFORE = int(Op.LOAD_BEFORE)
-LOAD_SERIAL = int(Op.LOAD_SERIAL)
-PREFETCH = int(Op.PREFETCH)
-STORE = int(Op.STORE)
-STORE_BLOB = int(Op.STORE_BLOB)
-CHECK_CURRENT = int(Op.CHECK_CURRENT)
-NEW_OID = int(Op.NEW_OID)
-TPC_BEGIN = int(Op.TPC_BEGIN)
-TPC_VOTE = int(Op.TPC_VOTE)
-TPC_FINISH = int(Op.TPC_FINISH)
-TPC_ABORT = int(Op.TPC_ABORT)
-POLL = int(Op.POLL)
-SYNC = int(Op.SYNC)
-CLASS = int(Op.CLASS)
+# Each queued call's code: the operation and flags as they sit in the record's
+# first field (op << 48 | flags << 56), so that the writer adds only the time.
+LOAD = Op.LOAD << 48
+LOAD_BEFORE = Op.LOAD_BEFORE << 48
+LOAD_SERIAL = Op.LOAD_SERIAL << 48
+PREFETCH = Op.PREFETCH << 48
+STORE = Op.STORE << 48
+STORE_BLOB = Op.STORE_BLOB << 48
+CHECK_CURRENT = Op.CHECK_CURRENT << 48
+NEW_OID = Op.NEW_OID << 48
+TPC_BEGIN = Op.TPC_BEGIN << 48
+TPC_VOTE = Op.TPC_VOTE << 48
+TPC_FINISH = Op.TPC_FINISH << 48
+TPC_ABORT = Op.TPC_ABORT << 48
+POLL = Op.POLL << 48
+SYNC = Op.SYNC << 48
+CLASS = Op.CLASS << 48
+RELEASE = Op.RELEASE << 48
+ERROR = FLAG_ERROR << 56
+NONE = FLAG_NONE << 56
+FIRST = FLAG_FIRST << 56
 
 
 def _thread_bytes() -> bytes:
@@ -108,7 +113,7 @@ class _Recorded:
 
     def _zst_class(self, now: int, oid: bytes, data: bytes) -> None:
         self._zst_writer.append(
-            (now, CLASS, 0, self._zst_connection, self._zst_transaction, oid, _EMPTY,
+            (now, CLASS, self._zst_connection, self._zst_transaction, oid, _EMPTY,
              _class_name(data))
         )  # fmt: skip
 
@@ -120,12 +125,12 @@ class _Recorded:
             result = self._zst_inner.load(oid, *args)
         except BaseException:
             self._zst_writer.append(
-                (now, LOAD, FLAG_ERROR, self._zst_connection, self._zst_transaction, oid,
+                (now, LOAD | ERROR, self._zst_connection, self._zst_transaction, oid,
                  _EMPTY, 0)
             )  # fmt: skip
             raise
         self._zst_writer.append(
-            (now, LOAD, 0, self._zst_connection, self._zst_transaction, oid, result[1],
+            (now, LOAD, self._zst_connection, self._zst_transaction, oid, result[1],
              len(result[0]))
         )  # fmt: skip
         if self._zst_classes:
@@ -138,18 +143,18 @@ class _Recorded:
             result = self._zst_inner.loadBefore(oid, tid)
         except BaseException:
             self._zst_writer.append(
-                (now, LOAD_BEFORE, FLAG_ERROR, self._zst_connection, self._zst_transaction,
+                (now, LOAD_BEFORE | ERROR, self._zst_connection, self._zst_transaction,
                  oid, tid, 0)
             )  # fmt: skip
             raise
         if result is None:
             self._zst_writer.append(
-                (now, LOAD_BEFORE, FLAG_NONE, self._zst_connection, self._zst_transaction,
+                (now, LOAD_BEFORE | NONE, self._zst_connection, self._zst_transaction,
                  oid, tid, 0)
             )  # fmt: skip
             return result
         self._zst_writer.append(
-            (now, LOAD_BEFORE, 0, self._zst_connection, self._zst_transaction, oid,
+            (now, LOAD_BEFORE, self._zst_connection, self._zst_transaction, oid,
              result[1], len(result[0]))
         )  # fmt: skip
         if self._zst_classes:
@@ -158,21 +163,21 @@ class _Recorded:
 
     def loadSerial(self, oid: bytes, serial: bytes) -> Any:
         now = _now()
-        flags, size = FLAG_ERROR, 0
+        flags, size = ERROR, 0
         try:
             data = self._zst_inner.loadSerial(oid, serial)
             flags, size = 0, len(data)
             return data
         finally:
             self._zst_writer.append(
-                (now, LOAD_SERIAL, flags, self._zst_connection, self._zst_transaction, oid,
+                (now, LOAD_SERIAL | flags, self._zst_connection, self._zst_transaction, oid,
                  serial, size)
             )  # fmt: skip
 
     def prefetch(self, oids: Iterable[bytes], *args: Any) -> Any:
         now = _now()
         oids = oids if isinstance(oids, list | tuple) else list(oids)
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.prefetch(oids, *args)
             flags = 0
@@ -180,10 +185,10 @@ class _Recorded:
         finally:
             append = self._zst_writer.append
             count = len(oids)
-            first = FLAG_FIRST
+            first = FIRST
             for oid in oids:
                 append(
-                    (now, PREFETCH, flags | first, self._zst_connection,
+                    (now, PREFETCH | flags | first, self._zst_connection,
                      self._zst_transaction, oid, _EMPTY, count)
                 )  # fmt: skip
                 first = 0
@@ -192,14 +197,14 @@ class _Recorded:
 
     def store(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
         now = _now()
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.store(oid, serial, data, *args)
             flags = 0
             return result
         finally:
             self._zst_writer.append(
-                (now, STORE, flags, self._zst_connection, self._zst_transaction, oid,
+                (now, STORE | flags, self._zst_connection, self._zst_transaction, oid,
                  serial or _EMPTY, len(data) if data else 0)
             )  # fmt: skip
             if self._zst_classes and data:
@@ -207,41 +212,41 @@ class _Recorded:
 
     def storeBlob(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
         now = _now()
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.storeBlob(oid, serial, data, *args)
             flags = 0
             return result
         finally:
             self._zst_writer.append(
-                (now, STORE_BLOB, flags, self._zst_connection, self._zst_transaction, oid,
+                (now, STORE_BLOB | flags, self._zst_connection, self._zst_transaction, oid,
                  serial or _EMPTY, len(data) if data else 0)
             )  # fmt: skip
 
     def checkCurrentSerialInTransaction(self, oid: bytes, serial: bytes, *args: Any) -> Any:
         now = _now()
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.checkCurrentSerialInTransaction(oid, serial, *args)
             flags = 0
             return result
         finally:
             self._zst_writer.append(
-                (now, CHECK_CURRENT, flags, self._zst_connection, self._zst_transaction, oid,
+                (now, CHECK_CURRENT | flags, self._zst_connection, self._zst_transaction, oid,
                  serial or _EMPTY, 0)
             )  # fmt: skip
 
     def new_oid(self) -> bytes:
         now = _now()
         oid = _EMPTY
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             oid = self._zst_inner.new_oid()
             flags = 0
             return oid
         finally:
             self._zst_writer.append(
-                (now, NEW_OID, flags, self._zst_connection, self._zst_transaction, oid,
+                (now, NEW_OID | flags, self._zst_connection, self._zst_transaction, oid,
                  _EMPTY, 0)
             )  # fmt: skip
 
@@ -253,20 +258,20 @@ class _Recorded:
             # A commit with no poll since the last one (or on the storage itself).
             self._zst_transaction = (self._zst_transaction + 1) & 0xFFFF
             self._zst_ended = False
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.tpc_begin(transaction, *args)
             flags = 0
             return result
         finally:
             self._zst_writer.append(
-                (now, TPC_BEGIN, flags, self._zst_connection, self._zst_transaction, _EMPTY,
+                (now, TPC_BEGIN | flags, self._zst_connection, self._zst_transaction, _EMPTY,
                  _EMPTY, 0)
             )  # fmt: skip
 
     def tpc_vote(self, transaction: Any) -> Any:
         now = _now()
-        flags, size = FLAG_ERROR, 0
+        flags, size = ERROR, 0
         try:
             result = self._zst_inner.tpc_vote(transaction)
             flags = 0
@@ -278,7 +283,7 @@ class _Recorded:
             return result
         finally:
             self._zst_writer.append(
-                (now, TPC_VOTE, flags, self._zst_connection, self._zst_transaction, _EMPTY,
+                (now, TPC_VOTE | flags, self._zst_connection, self._zst_transaction, _EMPTY,
                  _EMPTY, size)
             )  # fmt: skip
 
@@ -291,7 +296,7 @@ class _Recorded:
             if func is not None:
                 func(tid)
 
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.tpc_finish(transaction, finished)
             flags = 0
@@ -299,21 +304,21 @@ class _Recorded:
         finally:
             tid = committed[0] if committed else _EMPTY
             self._zst_writer.append(
-                (now, TPC_FINISH, flags, self._zst_connection, self._zst_transaction, _EMPTY,
+                (now, TPC_FINISH | flags, self._zst_connection, self._zst_transaction, _EMPTY,
                  tid, 0)
             )  # fmt: skip
             self._zst_ended = True
 
     def tpc_abort(self, transaction: Any, *args: Any) -> Any:
         now = _now()
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.tpc_abort(transaction, *args)
             flags = 0
             return result
         finally:
             self._zst_writer.append(
-                (now, TPC_ABORT, flags, self._zst_connection, self._zst_transaction, _EMPTY,
+                (now, TPC_ABORT | flags, self._zst_connection, self._zst_transaction, _EMPTY,
                  _EMPTY, 0)
             )  # fmt: skip
             self._zst_ended = True
@@ -324,30 +329,30 @@ class _Recorded:
         now = _now()
         self._zst_transaction = (self._zst_transaction + 1) & 0xFFFF
         self._zst_ended = False
-        flags, size = FLAG_ERROR, 0
+        flags, size = ERROR, 0
         try:
             result = self._zst_inner.poll_invalidations()
             if result is None:
-                flags = FLAG_NONE
+                flags = NONE
             else:
                 flags, size = 0, len(result)
             return result
         finally:
             self._zst_writer.append(
-                (now, POLL, flags, self._zst_connection, self._zst_transaction,
+                (now, POLL | flags, self._zst_connection, self._zst_transaction,
                  _thread_bytes(), _EMPTY, size)
             )  # fmt: skip
 
     def sync(self, *args: Any) -> Any:
         now = _now()
-        flags = FLAG_ERROR
+        flags = ERROR
         try:
             result = self._zst_inner.sync(*args)
             flags = 0
             return result
         finally:
             self._zst_writer.append(
-                (now, SYNC, flags, self._zst_connection, self._zst_transaction, _EMPTY,
+                (now, SYNC | flags, self._zst_connection, self._zst_transaction, _EMPTY,
                  _EMPTY, 0)
             )  # fmt: skip
 
@@ -369,7 +374,7 @@ class RecordingInstance(_Recorded):
             if not self._zst_released:
                 self._zst_released = True
                 self._zst_writer.append(
-                    (now, int(Op.RELEASE), 0, self._zst_connection, self._zst_transaction,
+                    (now, RELEASE, self._zst_connection, self._zst_transaction,
                      _thread_bytes(), _EMPTY, 0)
                 )  # fmt: skip
                 self._zst_owner._zst_free(self._zst_connection)
@@ -416,7 +421,7 @@ class RecordingStorage(_Recorded):
 
     def _zst_wrap(self, inner: Any, op: Op, tid: bytes = _EMPTY) -> RecordingInstance:
         number = self._zst_number()
-        self._zst_writer.append((_now(), int(op), 0, number, 0, _thread_bytes(), tid, 0))
+        self._zst_writer.append((_now(), op << 48, number, 0, _thread_bytes(), tid, 0))
         return RecordingInstance(inner, self._zst_writer, self, number)
 
     def new_instance(self) -> RecordingInstance:

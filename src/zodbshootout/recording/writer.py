@@ -39,6 +39,8 @@ from zodbshootout.recording.format import (
 
 log = logging.getLogger("zodbshootout.recording")
 
+CLASS_CODE = Op.CLASS << 48
+
 #: The files' suffix: ``PREFIX.PID.SEQUENCE.zodbtrace``.
 SUFFIX = ".zodbtrace"
 DEFAULT_MAX_SIZE = 100 << 20
@@ -50,8 +52,9 @@ MIN_MAX_SIZE = 64 << 10
 #: up: the recording stops rather than let the queue eat the memory.
 MAX_QUEUED = 4_000_000
 
-#: A queued call: (monotonic ns, op, flags, connection, transaction, oid, tid, size);
-#: a CLASS record's size is the class's name until the writer numbers it.
+#: A queued call: (monotonic ns, code, connection, transaction, oid, tid, size), the
+#: code being the record's op and flags in place (op << 48 | flags << 56); a CLASS
+#: record's size is the class's name until the writer numbers it.
 Entry = tuple
 
 
@@ -181,28 +184,42 @@ class TraceWriter:
 
     def _pack(self, entries: list[Entry], start: int, room: int) -> tuple[bytes, int]:
         """Records of entries[start:] that fit in *room* records of this file, and how many."""
-        pack = RECORD.pack
+        if self.class_names:
+            return self._pack_with_classes(entries, start, room)
+        end = min(len(entries), start + room)
+        buffer = bytearray((end - start) * RECORD.size)
+        pack_into = RECORD.pack_into
         base = self._base_ns
-        parts = []
-        index = start
-        for index in range(start, len(entries)):
-            now, op, flags, connection, transaction, oid, tid, size = entries[index]
+        position = 0
+        for index in range(start, end):
+            now, code, connection, transaction, oid, tid, size = entries[index]
             offset = now - base
             if offset < 0:
                 offset = 0  # a call timed just before the file began
             elif offset > MAX_TIME_NS:
-                return b"".join(parts), index - start  # this file's clock is full
-            if op == Op.CLASS:
-                names = self._class_records(size, now - base, connection, transaction)
-                if len(parts) + len(names) + 1 > room:
-                    return b"".join(parts), index - start
-                parts += names
-                size = self._classes[entries[index][7]]
-            elif len(parts) + 1 > room:
+                return bytes(buffer[:position]), index - start  # this file's clock is full
+            pack_into(buffer, position, offset | code, connection, transaction, oid, tid, size)
+            position += RECORD.size
+        return bytes(buffer), end - start
+
+    def _pack_with_classes(self, entries: list[Entry], start: int, room: int) -> tuple[bytes, int]:
+        """As _pack, with the CLASS_NAME records that name each class before its first use."""
+        pack = RECORD.pack
+        base = self._base_ns
+        parts: list[bytes] = []
+        for index in range(start, len(entries)):
+            now, code, connection, transaction, oid, tid, size = entries[index]
+            offset = max(0, now - base)
+            if offset > MAX_TIME_NS:
                 return b"".join(parts), index - start
-            parts.append(
-                pack(offset | (op << 48) | (flags << 56), connection, transaction, oid, tid, size)
-            )
+            names = []
+            if code == CLASS_CODE:
+                names = self._class_records(size, offset, connection, transaction)
+                size = self._classes[entries[index][6]]
+            if len(parts) + len(names) + 1 > room:
+                return b"".join(parts), index - start
+            parts += names
+            parts.append(pack(offset | code, connection, transaction, oid, tid, size))
         return b"".join(parts), len(entries) - start
 
     def _class_records(self, name: str, offset: int, connection: int, txn: int) -> list[bytes]:
@@ -212,7 +229,7 @@ class TraceWriter:
         number = len(self._classes) + 1
         self._classes[name] = number
         encoded = name.encode("utf-8", "replace")[:4096]
-        first = max(0, offset) | (Op.CLASS_NAME << 48)
+        first = offset | (Op.CLASS_NAME << 48)
         length = len(encoded).to_bytes(8, "big")
         records = [RECORD.pack(first, connection, txn, b"", length, number)]
         padded = encoded + b"\0" * (-len(encoded) % RECORD.size)
