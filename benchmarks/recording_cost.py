@@ -1,14 +1,16 @@
 """What does recording cost an application?  The same loop with and without the recorder.
 
 Not a test: a measurement to run by hand and to paste into a report.  Per
-storage kind, in rounds, a fresh process runs a small application loop on
-the storage as it is, and another on the same storage wrapped by
-``zodbshootout.recording.record`` (the order alternates from round to round).
-Each transaction opens a connection, empties its pickle cache, reads
-``--reads`` objects of a dataset (one storage load each: the recorder's
-worst case, since loads the pickle cache serves reach no storage) and every
-other transaction changes one of them and commits.  Each process warms up,
-then counts transactions for ``--seconds``.
+storage kind, each round is a fresh process that opens the storage twice,
+as it is and wrapped by ``zodbshootout.recording.record``, and runs a small
+application loop on each in turn, in slices of ``--slice`` seconds
+(plain, recorded, recorded, plain, ...: both see the machine's load alike)
+until each had ``--seconds``; a recorded slice's time includes writing its
+trace out.  Each transaction opens a connection, reads ``--reads`` objects
+of a dataset, each a storage load (the objects read are turned into ghosts
+again afterwards: the recorder's worst case, since reads that the pickle
+cache serves reach no storage), and every other transaction changes one of
+them and commits.
 
 It prints, per kind, the recorded loop's rate ÷ the plain loop's (median and
 range over the rounds: 1.00 means recording costs nothing), the recorded
@@ -38,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 SECTIONS = {
     "filestorage": "<filestorage>\n  path {data}/Data.fs\n</filestorage>",
@@ -47,50 +50,80 @@ SECTIONS = {
 }
 
 
-# --- the worker: one process, one measurement ------------------------------------------
+# --- the worker: one process, one round -------------------------------------------------
 
 
-def worker(args: argparse.Namespace) -> None:
-    import random
-
-    import transaction
+def open_database(path: str, objects: int) -> Any:
     import ZODB.config
     from persistent.mapping import PersistentMapping
 
-    with open(args.config) as config:
+    with open(path) as config:
         db = ZODB.config.databaseFromFile(config)
     with db.transaction() as conn:
         if "app" not in conn.root():
             conn.root()["app"] = PersistentMapping(
-                {i: PersistentMapping({"v": 0}) for i in range(args.objects)}
+                {i: PersistentMapping({"v": 0}) for i in range(objects)}
             )
-    rng = random.Random(os.getpid())
+    return db
 
-    def run(seconds: float) -> int:
-        done = 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            conn = db.open()
-            conn.cacheMinimize()
-            app = conn.root()["app"]
-            keys = rng.sample(range(args.objects), args.reads)
-            for key in keys:
-                app[key]["v"]  # one storage load each
-            if done % 2:
-                app[keys[0]]["v"] += 1
-                transaction.commit()
-            else:
-                transaction.abort()
-            conn.close()
-            done += 1
-        return done
 
-    run(args.warmup)
+def run(db: Any, seconds: float, args: argparse.Namespace, rng: Any) -> tuple[int, float]:
+    """The loop on *db* for *seconds*: (transactions, seconds taken, the trace's flush in)."""
+    import transaction
+
+    done = 0
     start = time.perf_counter()
-    count = run(args.seconds)
-    seconds = time.perf_counter() - start
-    db.close()
-    print(json.dumps({"transactions": count, "seconds": seconds}))
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        conn = db.open()
+        app = conn.root()["app"]
+        keys = rng.sample(range(args.objects), args.reads)
+        for key in keys:
+            app[key]["v"]  # one storage load each
+        if done % 2:
+            app[keys[0]]["v"] += 1
+            transaction.commit()
+        else:
+            transaction.abort()
+        for key in keys:
+            app[key]._p_deactivate()  # the next read of it is a load again
+        conn.close()
+        done += 1
+    recording = getattr(db.storage, "recording", None)
+    if recording is not None:
+        recording.flush()
+    return done, time.perf_counter() - start
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Both databases (plain, recorded) open; slices of the loop on each in turn.
+
+    Slices alternate (plain, recorded, recorded, plain, ...) so that both
+    see the machine's changing load alike; a recorded slice ends with the
+    trace written out (its flush timed with it), so that no writing of
+    its calls falls into a plain slice.
+    """
+    import random
+
+    plain, recorded = (open_database(path, args.objects) for path in args.worker)
+    # The same keys in the same order for both: the same loads, cache misses, conflicts.
+    seed = os.getpid()
+    rngs = {"plain": random.Random(seed), "recorded": random.Random(seed)}
+
+    for name, db in (("plain", plain), ("recorded", recorded)):
+        run(db, args.warmup, args, rngs[name])
+    totals = {"plain": [0, 0.0], "recorded": [0, 0.0]}
+    slices = max(1, round(args.seconds / args.slice))
+    for number in range(slices):
+        order = ("plain", "recorded") if number % 2 == 0 else ("recorded", "plain")
+        for name in order:
+            db = plain if name == "plain" else recorded
+            done, seconds = run(db, args.slice, args, rngs[name])
+            totals[name][0] += done
+            totals[name][1] += seconds
+    for db in (plain, recorded):
+        db.close()
+    print(json.dumps({name: count / seconds for name, (count, seconds) in totals.items()}))
 
 
 # --- the driver ----------------------------------------------------------------------
@@ -132,17 +165,17 @@ def write_config(directory: str, kind: str, port: int | None, trace: str | None)
     return path
 
 
-def measure(config: str, args: argparse.Namespace) -> float:
+def measure(plain: str, recorded: str, args: argparse.Namespace) -> dict[str, float]:
+    """One round in a fresh process: transactions per second, plain and recorded."""
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", config, "--seconds", str(args.seconds),
-         "--warmup", str(args.warmup), "--objects", str(args.objects),
-         "--reads", str(args.reads)],
+        [sys.executable, __file__, "--worker", plain, recorded, "--seconds", str(args.seconds),
+         "--slice", str(args.slice), "--warmup", str(args.warmup),
+         "--objects", str(args.objects), "--reads", str(args.reads)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if done.returncode:
         raise SystemExit(f"the worker failed:\n{done.stderr}")
-    result = json.loads(done.stdout.splitlines()[-1])
-    return result["transactions"] / result["seconds"]
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def trace_figures(prefix: str) -> tuple[int, int]:
@@ -163,13 +196,11 @@ def measure_kind(kind: str, args: argparse.Namespace, directory: str) -> list[st
         prefix = os.path.join(directory, "traces", kind)
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         recorded = write_config(directory, kind, port, prefix)
-        measure(plain, args)  # the dataset, and a first warm-up of the server
         ratios, recorded_seconds = [], 0.0
         loads = []
-        for number in range(args.rounds):
-            order = [plain, recorded] if number % 2 == 0 else [recorded, plain]
-            rates = {config: measure(config, args) for config in order}
-            ratios.append(rates[recorded] / rates[plain])
+        for _ in range(args.rounds):
+            rates = measure(plain, recorded, args)
+            ratios.append(rates["recorded"] / rates["plain"])
             recorded_seconds += args.seconds + args.warmup
             loads.append(os.getloadavg()[0])
         records, size = trace_figures(prefix)
@@ -228,15 +259,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kinds", default="zeo,sqlite")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--seconds", type=float, default=3.0, help="per variant and round")
+    parser.add_argument("--slice", type=float, default=0.25, help="seconds of one slice")
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--objects", type=int, default=2000)
     parser.add_argument("--reads", type=int, default=10)
     parser.add_argument("--keep", metavar="DIR", help="copy the recorded traces into DIR")
-    parser.add_argument("--worker", metavar="CONFIG", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=2, metavar="CONFIG", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        args.config = args.worker
         worker(args)
         return
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
