@@ -12,10 +12,12 @@ again afterwards: the recorder's worst case, since reads that the pickle
 cache serves reach no storage), and every other transaction changes one of
 them and commits.
 
-It prints, per kind, the recorded loop's rate ÷ the plain loop's (median and
-range over the rounds: 1.00 means recording costs nothing), the recorded
-calls per second, and the trace's bytes per recorded call on disk, with the
-load average around the measurement.
+It prints, per kind, the recorded loop's rate ÷ the plain loop's: the median
+and quartiles over every pair of adjacent slices (robust to a slice that the
+machine's other work slowed down), and each round's ratio of totals; 1.00
+means recording costs nothing.  Then the recorded calls per second, the
+trace's bytes per recorded call on disk, and the load average around the
+measurement.
 
 Usage (from a checkout, in the venv that has zodbshootout installed)::
 
@@ -112,18 +114,18 @@ def worker(args: argparse.Namespace) -> None:
 
     for name, db in (("plain", plain), ("recorded", recorded)):
         run(db, args.warmup, args, rngs[name])
-    totals = {"plain": [0, 0.0], "recorded": [0, 0.0]}
-    slices = max(1, round(args.seconds / args.slice))
-    for number in range(slices):
+    pairs = []  # (plain, recorded) transactions per second of two adjacent slices
+    for number in range(max(1, round(args.seconds / args.slice))):
         order = ("plain", "recorded") if number % 2 == 0 else ("recorded", "plain")
+        rates = {}
         for name in order:
             db = plain if name == "plain" else recorded
             done, seconds = run(db, args.slice, args, rngs[name])
-            totals[name][0] += done
-            totals[name][1] += seconds
+            rates[name] = done / seconds
+        pairs.append((rates["plain"], rates["recorded"]))
     for db in (plain, recorded):
         db.close()
-    print(json.dumps({name: count / seconds for name, (count, seconds) in totals.items()}))
+    print(json.dumps({"pairs": pairs}))
 
 
 # --- the driver ----------------------------------------------------------------------
@@ -165,8 +167,9 @@ def write_config(directory: str, kind: str, port: int | None, trace: str | None)
     return path
 
 
-def measure(plain: str, recorded: str, args: argparse.Namespace) -> dict[str, float]:
-    """One round in a fresh process: transactions per second, plain and recorded."""
+def measure(plain: str, recorded: str, args: argparse.Namespace) -> list[list[float]]:
+    """One round in a fresh process: (plain, recorded) transactions per second of each
+    pair of adjacent slices."""
     done = subprocess.run(
         [sys.executable, __file__, "--worker", plain, recorded, "--seconds", str(args.seconds),
          "--slice", str(args.slice), "--warmup", str(args.warmup),
@@ -175,7 +178,7 @@ def measure(plain: str, recorded: str, args: argparse.Namespace) -> dict[str, fl
     )  # fmt: skip
     if done.returncode:
         raise SystemExit(f"the worker failed:\n{done.stderr}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])["pairs"]
 
 
 def trace_figures(prefix: str) -> tuple[int, int]:
@@ -196,18 +199,20 @@ def measure_kind(kind: str, args: argparse.Namespace, directory: str) -> list[st
         prefix = os.path.join(directory, "traces", kind)
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         recorded = write_config(directory, kind, port, prefix)
-        ratios, recorded_seconds = [], 0.0
-        loads = []
+        ratios, rounds, recorded_seconds, loads = [], [], 0.0, []
         for _ in range(args.rounds):
-            rates = measure(plain, recorded, args)
-            ratios.append(rates["recorded"] / rates["plain"])
+            pairs = measure(plain, recorded, args)
+            ratios += [recorded_rate / plain_rate for plain_rate, recorded_rate in pairs]
+            rounds.append(sum(r for _, r in pairs) / sum(p for p, _ in pairs))
             recorded_seconds += args.seconds + args.warmup
             loads.append(os.getloadavg()[0])
         records, size = trace_figures(prefix)
+        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+        median = statistics.median(ratios)
         return [
-            f"{kind}: recorded/plain rate {statistics.median(ratios):.3f} "
-            f"(range {min(ratios):.3f}-{max(ratios):.3f}, {args.rounds} rounds; "
-            f"cost {100 * (1 - statistics.median(ratios)):.1f} %)",
+            f"{kind}: recorded/plain rate {median:.3f} (median of {len(ratios)} pairs of "
+            f"slices, quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}; per round "
+            f"{' '.join(f'{r:.3f}' for r in rounds)}; cost {100 * (1 - median):.1f} %)",
             f"{kind}: {records} calls recorded, {records / recorded_seconds:.0f} calls/s, "
             f"{size / max(records, 1):.2f} bytes per call on disk "
             f"(32-byte records and a 64-byte header per file)",

@@ -72,3 +72,16 @@ def test_the_probe_sees_a_run_load_the_storage_stack(tmp_path):
     code, loaded = loaded_by(str(tmp_path / "missing.conf"))
     assert code == 2
     assert "ZODB" in loaded
+
+
+def test_trace_stats_loads_no_storage(tmp_path):
+    from zodbshootout.recording.format import FORMAT_VERSION, Header, Op, pack_header, pack_record
+
+    trace = tmp_path / "app.1.0000.zodbtrace"
+    trace.write_bytes(
+        pack_header(Header(FORMAT_VERSION, 0, 1, 0, 0, 0))
+        + pack_record(0, Op.LOAD, 0, 1, 1, b"\0" * 8, b"\0" * 8, 10)
+    )
+    code, loaded = loaded_by("trace-stats", str(trace))
+    assert code == 0
+    assert loaded == []
