@@ -125,7 +125,8 @@ def _count(
         stats.calls[record.op] += 1
         key = (trace.header.pid, record.connection)
         current = open_by_connection.get(key)
-        if current is None or current.number != record.transaction:
+        starts = record.op is Op.NEW_INSTANCE or record.op is Op.BEFORE_INSTANCE
+        if current is None or current.number != record.transaction or starts:
             if current is not None:
                 stats._close(current)
             current = open_by_connection[key] = _Open(record.transaction)
