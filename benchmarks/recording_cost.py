@@ -55,17 +55,25 @@ SECTIONS = {
 # --- the worker: one process, one round -------------------------------------------------
 
 
-def open_database(path: str, objects: int) -> Any:
+def open_database(path: str, objects: int, key: str) -> Any:
+    """The database of *path*, with a dataset of *objects* under the root's *key*.
+
+    Each variant has its own dataset: were they to share one, each commit of
+    one would invalidate what the other is about to read (its next slice
+    reads the same keys), and the second to read would pay server round trips
+    the first did not.
+    """
     import ZODB.config
     from persistent.mapping import PersistentMapping
 
     with open(path) as config:
         db = ZODB.config.databaseFromFile(config)
     with db.transaction() as conn:
-        if "app" not in conn.root():
-            conn.root()["app"] = PersistentMapping(
+        if key not in conn.root():
+            conn.root()[key] = PersistentMapping(
                 {i: PersistentMapping({"v": 0}) for i in range(objects)}
             )
+    db.dataset_key = key
     return db
 
 
@@ -107,7 +115,10 @@ def worker(args: argparse.Namespace) -> None:
     """
     import random
 
-    plain, recorded = (open_database(path, args.objects) for path in args.worker)
+    plain, recorded = (
+        open_database(path, args.objects, key)
+        for path, key in zip(args.worker, ("plain", "recorded"), strict=True)
+    )
     # The same keys in the same order for both: the same loads, cache misses, conflicts.
     seed = os.getpid()
     rngs = {"plain": random.Random(seed), "recorded": random.Random(seed)}
