@@ -86,7 +86,7 @@ def run(db: Any, seconds: float, args: argparse.Namespace, rng: Any) -> tuple[in
     deadline = start + seconds
     while time.perf_counter() < deadline:
         conn = db.open()
-        app = conn.root()["app"]
+        app = conn.root()[db.dataset_key]
         keys = rng.sample(range(args.objects), args.reads)
         for key in keys:
             app[key]["v"]  # one storage load each
