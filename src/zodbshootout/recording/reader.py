@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from zodbshootout.errors import UsageError
 from zodbshootout.inputs import open_input
@@ -92,7 +92,7 @@ class _Names:
             self.trace.class_names[self.number] = b"".join(self.parts).decode("utf-8", "replace")
 
 
-def _record(fields: tuple, offset: int, names: _Names) -> Record | None:  # type: ignore[type-arg]
+def _record(fields: tuple[Any, ...], offset: int, names: _Names) -> Record | None:
     """The record of unpacked *fields* at byte *offset*, checked; None for a CLASS_NAME
     (which starts a name)."""
     first, connection, transaction, oid, tid, size = fields

@@ -176,7 +176,8 @@ class TraceWriter:
             if not used and self._file_bytes == HEADER.size:
                 used = 1  # fits no file (a time 78 hours from the others'): left out
             if chunk:
-                _write_all(self._fd, chunk)  # type: ignore[arg-type]
+                assert self._fd is not None  # opened above
+                _write_all(self._fd, chunk)
                 self._file_bytes += len(chunk)
             start += used
             if start < len(entries):
