@@ -36,6 +36,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -295,6 +296,8 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
+    # SIGTERM unwinds like Ctrl-C, so that the ZEO server is stopped and the files removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory(prefix="recording_cost") as directory:
         line, call_ns = per_call(args.rounds)
