@@ -95,6 +95,7 @@ class Op(IntEnum):
     #: a transaction's start: oid: the calling thread's native id, size: the
     #: number of oids invalidated (FLAG_NONE: everything).
     POLL = 13
+    #: reserved: sync() is not recorded (ZODB polls right after every sync it makes).
     SYNC = 14
     #: a connection's instance made (new_instance): oid: the thread's native id.
     NEW_INSTANCE = 15

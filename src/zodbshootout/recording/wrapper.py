@@ -56,7 +56,6 @@ TPC_VOTE = Op.TPC_VOTE << 48
 TPC_FINISH = Op.TPC_FINISH << 48
 TPC_ABORT = Op.TPC_ABORT << 48
 POLL = Op.POLL << 48
-SYNC = Op.SYNC << 48
 CLASS = Op.CLASS << 48
 RELEASE = Op.RELEASE << 48
 ERROR = FLAG_ERROR << 56
@@ -343,19 +342,6 @@ class _Recorded:
                  _thread_bytes(), _EMPTY, size)
             )  # fmt: skip
 
-    def sync(self, *args: Any) -> Any:
-        now = _now()
-        flags = ERROR
-        try:
-            result = self._zst_inner.sync(*args)
-            flags = 0
-            return result
-        finally:
-            self._zst_writer.append(
-                (now, SYNC | flags, self._zst_connection, self._zst_transaction, _EMPTY,
-                 _EMPTY, 0)
-            )  # fmt: skip
-
 
 class RecordingInstance(_Recorded):
     """One connection's storage instance (``new_instance()``), recorded under its number."""
@@ -447,9 +433,9 @@ class RecordingStorage(_Recorded):
         return []  # a plain storage has no view of its own: always the latest
 
     def sync(self, *args: Any) -> Any:
-        if self._zst_mvcc is self._zst_inner or hasattr(self._zst_inner, "sync"):
-            return super().sync(*args)
-        return None
+        """The storage's sync (not recorded: a poll follows every sync ZODB makes)."""
+        sync = getattr(self._zst_inner, "sync", None)
+        return sync(*args) if sync is not None else None
 
     def close(self) -> None:
         try:
