@@ -6,6 +6,8 @@ so the fit must give that line back exactly; the notes say it in words.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from zodbshootout.render.notes import derived_notes
@@ -120,3 +122,12 @@ def test_a_mix_fit_by_operation_under_its_last_step():
     assert notes[0] == "zeo against the RTT, zeo@0ms, zeo@2ms, zeo@5ms:"
     assert notes[1] == format_fit(fit, where=False)
     assert notes[1].startswith("read: +3.0")
+
+
+def test_a_slope_at_or_below_zero_counts_no_round_trips():
+    fit = classic_fits(classic_result())[0]
+    flat = dataclasses.replace(fit, slope=-4.18)
+    text = format_fit(flat)
+    assert "-4.18 ms per transaction per added ms of RTT" in text
+    assert "no growth with the RTT that this run could measure" in text
+    assert "round trips per transaction (" not in text

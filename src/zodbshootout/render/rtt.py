@@ -25,9 +25,14 @@ def format_fit(fit: RttFit, *, where: bool = True) -> str:
     """One fit as a sentence; *where*: with the database's name and the level."""
     level = f" (n={fit.object_count}, c={fit.concurrency})" if fit.object_count else ""
     head = f"{fit.database} {fit.what}{level}" if where else fit.what
+    # A slope at or below zero is the noise's, not a count of round trips.
+    reading = (
+        f"≈ {fit.slope:.1f} round trips per transaction"
+        if fit.slope > 0
+        else "no growth with the RTT that this run could measure"
+    )
     text = (
-        f"{head}: {fit.slope:+.2f} ms per transaction per added ms of RTT "
-        f"≈ {max(fit.slope, 0.0):.1f} round trips per transaction "
+        f"{head}: {fit.slope:+.2f} ms per transaction per added ms of RTT {reading} "
         f"(local cost {fit.intercept_seconds * 1e3:.3g} ms; {len(fit.points)} steps)"
     )
     if fit.counted is not None:
