@@ -22,13 +22,11 @@ from zodbshootout.cli.commands import COMMANDS
 from zodbshootout.cli.numbers import (
     CONCURRENCY,
     OBJECT_SIZE,
-    RTT_HELP,
-    RTT_LADDER,
     TIMEOUT,
     Number,
     Numbers,
 )
-from zodbshootout.cli.parsing import Parser, add_format, add_output
+from zodbshootout.cli.parsing import Parser, add_format, add_hosts_and_rtt, add_output
 from zodbshootout.concurrency import SHARED, SHARINGS, UNIQUE
 from zodbshootout.config.loader import DATA_DIR_VARIABLE
 from zodbshootout.options.run import (
@@ -315,14 +313,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the workers as gevent greenlets in one monkey-patched child process "
         "(implies --threads; needs the gevent extra and a gevent-compatible driver)",
     )
-    parser.add_argument(
-        "--hosts",
-        metavar="HOSTS|FILE",
-        help="run each stage's worker processes on these client hosts, over ssh with "
-        "execnet: localhost, h1,h2 or h1=2,h2=3 (shares of the workers), or a file of "
-        "lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
-    )
-    parser.add_argument("--rtt", metavar="LADDER", type=RTT_LADDER, default=(), help=RTT_HELP)
+    add_hosts_and_rtt(parser, "run each stage's worker processes on these client hosts")
     parser.add_argument(
         "--btrees",
         nargs="?",

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from zodbshootout import faults
+from zodbshootout import errors, faults
 from zodbshootout.cli.arguments import DEFAULTS, bind_optional_values, build_parser
 from zodbshootout.cli.outputs import RunOutputs
 from zodbshootout.cli.printing import print_spread_warning, print_table
@@ -26,14 +26,7 @@ from zodbshootout.concurrency.host_environment import latency_lines
 from zodbshootout.config.hosts import parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.database import state as dbstate
-from zodbshootout.errors import (
-    EXIT_CELLS_FAILED,
-    EXIT_OK,
-    EXIT_SIGINT,
-    EXIT_SIGTERM,
-    EXIT_USAGE,
-    UsageError,
-)
+from zodbshootout.errors import UsageError
 from zodbshootout.network.delays import RttStep
 from zodbshootout.options.run import (
     DEFAULT_MIN_REPETITIONS,
@@ -217,10 +210,10 @@ def exit_code(result: RunResult) -> int:
     cells that failed (1).
     """
     if result.interrupted:
-        return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
+        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
     if result.failures and not result.measurements and result.nothing_could_run:
-        return EXIT_USAGE
-    return EXIT_OK if result.complete else EXIT_CELLS_FAILED
+        return errors.EXIT_USAGE
+    return errors.EXIT_OK if result.complete else errors.EXIT_CELLS_FAILED
 
 
 def format_setup_errors(result: RunResult) -> list[str]:
@@ -248,7 +241,7 @@ def run_command(argv: Sequence[str]) -> int:
         return report_error(e, args or argparse.Namespace(debug="--debug" in argv))
     except KeyboardInterrupt as e:
         # Interrupted before or after the run itself: nothing to show.
-        return EXIT_SIGTERM if signal_name(e) == "SIGTERM" else EXIT_SIGINT
+        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
     except Exception as e:
         return report_error(e, args, internal=True)
     return _report(result, outputs, options, args.verbose)
@@ -277,9 +270,9 @@ def _measure(args: argparse.Namespace) -> tuple[RunResult, RunOutputs, RunOption
 def _report(result: RunResult, outputs: RunOutputs, options: RunOptions, verbose: bool) -> int:
     """Print the table, the warnings and the -v lines of a finished run; its exit code."""
     code = exit_code(result)
-    if outputs.save_failed and code == EXIT_OK:
-        code = EXIT_CELLS_FAILED  # measured, but the file asked for is not there
-    if code == EXIT_USAGE:
+    if outputs.save_failed and code == errors.EXIT_OK:
+        code = errors.EXIT_CELLS_FAILED  # measured, but the file asked for is not there
+    if code == errors.EXIT_USAGE:
         for line in format_setup_errors(result):
             emit(line, sys.stderr)
         return code

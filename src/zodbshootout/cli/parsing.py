@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from zodbshootout.cli.numbers import Number
+from zodbshootout.cli.numbers import RTT_HELP, RTT_LADDER, Number
 from zodbshootout.errors import UsageError
 from zodbshootout.outputfile import written_name
 from zodbshootout.render.formats import format_names
@@ -117,3 +117,14 @@ def add_format(
     parser.add_argument(
         "--format", choices=names, default=None if saved else default, help=described
     )
+
+
+def add_hosts_and_rtt(parser: argparse.ArgumentParser, where: str) -> None:
+    """``--hosts`` (*where*: what runs there) and ``--rtt``, as the run and mix share them."""
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTS|FILE",
+        help=f"{where}, over ssh with execnet: localhost, h1,h2 or h1=2,h2=3 (shares of the "
+        "workers), or a file of lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
+    )
+    parser.add_argument("--rtt", metavar="LADDER", type=RTT_LADDER, default=(), help=RTT_HELP)

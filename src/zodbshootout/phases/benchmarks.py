@@ -190,32 +190,28 @@ def _new_oid(scope: WorkerScope, work: RawWork) -> RawWork:
 
 
 def _store(scope: WorkerScope, work: RawWork) -> RawWork:
-    storage = work.storage
+    _two_phase_commit(work.storage, work.records)
+    return work
+
+
+def _tpc(scope: WorkerScope, work: RawWork) -> RawWork:
+    for _ in range(scope.object_count):
+        _two_phase_commit(work.storage, ())
+    return work
+
+
+def _two_phase_commit(storage: Any, records: Any) -> None:
+    """One transaction straight on *storage*: its records stored, voted, finished."""
     txn = TransactionMetaData()
     storage.tpc_begin(txn)
     try:
-        for oid, data, _payload in work.records:
+        for oid, data, _payload in records:
             storage.store(oid, z64, data, "", txn)
         storage.tpc_vote(txn)
     except BaseException:
         storage.tpc_abort(txn)
         raise
     storage.tpc_finish(txn)
-    return work
-
-
-def _tpc(scope: WorkerScope, work: RawWork) -> RawWork:
-    storage = work.storage
-    for _ in range(scope.object_count):
-        txn = TransactionMetaData()
-        storage.tpc_begin(txn)
-        try:
-            storage.tpc_vote(txn)
-        except BaseException:
-            storage.tpc_abort(txn)
-            raise
-        storage.tpc_finish(txn)
-    return work
 
 
 def _commit(scope: WorkerScope, _prepared: Any) -> None:

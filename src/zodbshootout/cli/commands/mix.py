@@ -14,31 +14,22 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from zodbshootout import faults
+from zodbshootout import errors, faults
 from zodbshootout.cli.commands import Command
 from zodbshootout.cli.numbers import (
     CONCURRENCY,
     OBJECT_SIZE,
-    RTT_HELP,
-    RTT_LADDER,
     SEED,
     TIMEOUT,
     Number,
     Parsed,
 )
-from zodbshootout.cli.parsing import add_format, add_output
+from zodbshootout.cli.parsing import add_format, add_hosts_and_rtt, add_output
 from zodbshootout.cli.printing import write_line
 from zodbshootout.cli.say import emit
 from zodbshootout.config.hosts import HostSpec, parse_hosts
 from zodbshootout.config.loader import ConfigError, data_directory, load_config
-from zodbshootout.errors import (
-    EXIT_CELLS_FAILED,
-    EXIT_OK,
-    EXIT_SIGINT,
-    EXIT_SIGTERM,
-    EXIT_USAGE,
-    UsageError,
-)
+from zodbshootout.errors import UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
 from zodbshootout.mix.schedule import (
     ARRIVALS,
@@ -208,14 +199,9 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="workers are threads sharing one DB (default: processes)",
     )
-    parser.add_argument(
-        "--hosts",
-        metavar="HOSTS|FILE",
-        help="run the worker processes on these client hosts, over ssh with execnet, as "
-        "the classic run does: localhost, h1,h2 or h1=2,h2=3 (shares of the workers), or a "
-        "file of lines 'HOST [SHARE] [python=PATH]' (see docs/hosts.rst)",
+    add_hosts_and_rtt(
+        parser, "run the worker processes on these client hosts, as the classic run does"
     )
-    parser.add_argument("--rtt", metavar="LADDER", type=RTT_LADDER, default=(), help=RTT_HELP)
     parser.add_argument(
         "--work",
         action="store_true",
@@ -374,7 +360,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
         # Before or after the run itself: nothing was measured, nothing to show.
-        return EXIT_SIGTERM if signal_name(e) == "SIGTERM" else EXIT_SIGINT
+        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
     return _finish(result, outputs, quiet, args.per_worker)
 
 
@@ -388,7 +374,7 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: boo
     if result.failures and not result.mix and not result.interrupted and result.nothing_could_run:
         for failure in result.failures:
             emit(f"zodbshootout mix: error: {failure.database}: {failure.reason}", sys.stderr)
-        return EXIT_USAGE
+        return errors.EXIT_USAGE
     run = MixRun.of(result, per_worker)
     if outputs.table_on_stdout:
         for line in get_format(outputs.format).mix(run):
@@ -398,10 +384,10 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: boo
             for warning in trend_warnings(record) + starved_warnings(record):
                 emit(f"zodbshootout mix: warning: {warning}", sys.stderr)
     if result.interrupted:
-        return EXIT_SIGTERM if result.signal == "SIGTERM" else EXIT_SIGINT
+        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
     if result.failures or outputs.save_failed:
-        return EXIT_CELLS_FAILED
-    return EXIT_OK
+        return errors.EXIT_CELLS_FAILED
+    return errors.EXIT_OK
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)
