@@ -51,21 +51,11 @@ from __future__ import annotations
 from typing import Any
 
 from zodbshootout.concurrency.modes import Mode, mode_of, refuse_options, session_spec
-from zodbshootout.concurrency.session import (
-    GEVENT,
-    MODES,
-    PROCESSES,
-    SHARED,
-    SHARINGS,
-    THREADS,
-    UNIQUE,
-    Session,
-    SessionSpec,
-    stage_tasks,
-)
+from zodbshootout.concurrency.session import Session, SessionSpec, stage_tasks
 from zodbshootout.concurrency.task import StageOutcome, Task, WorkerContext
 from zodbshootout.concurrency.threads import ThreadSession
 from zodbshootout.concurrency.worker import StageTask
+from zodbshootout.options.run import GEVENT, MODES, PROCESSES, SHARED, SHARINGS, THREADS, UNIQUE
 
 __all__ = [
     "GEVENT",
