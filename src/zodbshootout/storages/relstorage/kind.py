@@ -26,6 +26,7 @@ from zodbshootout.storages.base import (
 from zodbshootout.storages.network import ServerLink
 from zodbshootout.storages.relstorage import (
     locks,
+    lost,
     mariadb_compat,
     round_trips,
     samplers,
@@ -285,6 +286,10 @@ class RelStorageKind(StorageKind):
     def retryable(self, error: BaseException) -> bool:
         # RelStorage's lock timeouts (not all of them ConflictErrors), without importing it.
         return any(cls.__name__ == "UnableToAcquireLockError" for cls in type(error).__mro__)
+
+    def server_lost(self, error: BaseException) -> bool:
+        # PostgreSQL's or MySQL's server gone: each retry fails again, until the end.
+        return lost.connection_lost(error)
 
     def notes(self, name: str, info: dict[str, Any], gevent_mode: bool) -> list[str]:
         notes = []
