@@ -13,6 +13,7 @@ import pathlib
 import shutil
 import signal
 import tempfile
+import time
 
 import pytest
 
@@ -32,7 +33,14 @@ CONFIG = (
 SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
 
 
-def start_mix(request, tmp_path, duration: str, fault: str | None = None):
+def start_mix(
+    request,
+    tmp_path,
+    duration: str,
+    fault: str | None = None,
+    objects: str = "200",
+    warmup: str = "0",
+):
     """A mix run in its own session, its temporary directories (TMPDIR) in a new one.
 
     *fault*: the tests' fault hook (see zodbshootout.faults), e.g. a hang.
@@ -44,7 +52,7 @@ def start_mix(request, tmp_path, duration: str, fault: str | None = None):
     request.addfinalizer(lambda: shutil.rmtree(temporary, ignore_errors=True))
     result_file = tmp_path / "mix.json"
     cli = start_cli(
-        "mix", str(config), "-n", "200", "-c", "2", "-d", duration, "--warmup", "0",
+        "mix", str(config), "-n", objects, "-c", "2", "-d", duration, "--warmup", warmup,
         "--interval", "0.5", "--seed", "3", "-o", str(result_file),
         env={"TMPDIR": str(temporary), **({"ZODBSHOOTOUT_FAULT": fault} if fault else {})},
     )  # fmt: skip
@@ -65,11 +73,58 @@ def hold_until(cli, database: str, what: str = "tx/s") -> str:
 
 def stop(cli, signum, temporary):
     """Send *signum*; the outcome, and what the command left behind."""
+    stdout, stderr, left, data_dirs, _seconds = stop_timed(cli, signum, temporary)
+    return stdout, stderr, left, data_dirs
+
+
+def stop_timed(cli, signum, temporary):
+    """:func:`stop`, and how long the command took to exit after the signal."""
     cli.send_signal(signum)
+    sent = time.monotonic()
     stdout, stderr = cli.communicate(timeout=60)
+    seconds = time.monotonic() - sent
     left = wait_until_session_empty(cli.pid)
     data_dirs = [path.name for path in temporary.iterdir() if path.name.startswith("zodbshootout")]
-    return stdout, stderr, left, data_dirs
+    return stdout, stderr, left, data_dirs, seconds
+
+
+def assert_nothing_measured(cli, code, signum, stdout, stderr, result_file, left, data_dirs):
+    """Interrupted before any worker measured: saved as interrupted, no figure at all."""
+    assert cli.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert "ycsb-b, 2 workers" not in stdout  # no table of made-up figures
+    saved = json.loads(result_file.read_text())
+    assert saved["interrupted"] is True
+    assert saved["signal"] == signal.Signals(signum).name
+    assert saved["mix"] == []
+    assert saved["failures"] == []  # interrupted is not failed
+    assert data_dirs == []
+    assert left == []
+
+
+@pytest.mark.parametrize(("signum", "code"), SIGNALS)
+def test_a_signal_while_the_dataset_loads_saves_an_interrupted_run(request, tmp_path, signum, code):
+    """During the untimed load of 100,000 objects (several seconds) into SQLite."""
+    cli, result_file, temporary = start_mix(request, tmp_path, "1", objects="100000")
+    hold_until(cli, "first", "loading the dataset")
+    stdout, stderr, left, data_dirs, seconds = stop_timed(cli, signum, temporary)
+
+    assert_nothing_measured(cli, code, signum, stdout, stderr, result_file, left, data_dirs)
+    assert "second: " not in stderr  # the run stopped, not the database
+    assert seconds < 20, stderr  # not once the load and the 2 databases' runs are over
+
+
+@pytest.mark.parametrize(("signum", "code"), SIGNALS)
+def test_a_signal_during_the_warm_up_saves_an_interrupted_run(request, tmp_path, signum, code):
+    """Within a 60 s warm-up: the run stops at once, the warm-up (never kept) discarded."""
+    cli, result_file, temporary = start_mix(request, tmp_path, "1", warmup="60")
+    hold_until(cli, "first", "warm-up 60 s")
+    time.sleep(2)  # the workers start and warm up
+    stdout, stderr, left, data_dirs, seconds = stop_timed(cli, signum, temporary)
+
+    assert_nothing_measured(cli, code, signum, stdout, stderr, result_file, left, data_dirs)
+    assert "second: " not in stderr
+    assert seconds < 20, stderr  # not the 58 s of warm-up left
 
 
 @pytest.mark.parametrize(("signum", "code"), SIGNALS)
