@@ -286,6 +286,7 @@ def test_a_database_with_foreign_data_is_refused_untouched(tmp_path):
     done = run_cli("mix", str(path), "-n", "50", *SHORT, env={"ZODBSHOOTOUT_DATA": str(data)})
     assert done.returncode == 2
     assert "zeo: its root holds data zodbshootout did not write ('precious')" in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr  # said once
     assert "Traceback" not in done.stderr
     assert (data / "zeo.fs").read_bytes() == before
 

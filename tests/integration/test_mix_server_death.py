@@ -120,6 +120,7 @@ def test_a_server_that_was_never_up_is_still_nothing_could_run(tmp_path):
     stdout, stderr = cli.communicate(timeout=120)
     assert cli.returncode == 2, stdout + stderr
     assert "zodbshootout mix: error: first: " in stderr
+    assert len(stderr.splitlines()) == 1, stderr  # not a progress line saying it first
     assert "Traceback" not in stderr
 
 

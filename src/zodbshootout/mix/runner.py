@@ -172,14 +172,17 @@ class MixRunner(RunnerSkeleton):
         self.say(f"warning: {warning}")
 
     def fail_unsettled(self, name: str, reason: str) -> None:
-        self.say(f"{name}: failed: {reason}")
         options = self.options
         self.result.failures.append(
             Failure(name, options.concurrency, options.plan.objects, (MIX_PHASE,), reason)
         )
         measured = any(record["database"] == name for record in self.result.mix)
         if not measured and name not in self.opened:
+            # Said once, at the end, as the classic run does: under the table,
+            # or as the one error line when no database could be set up.
             self.result.setup_failed.append(name)
+        else:
+            self.say(f"{name}: failed: {reason}")
 
     def record_fits(self) -> None:
         self.result.metadata["rtt"]["fits"] = [fit.as_data() for fit in mix_fits(self.result)]
