@@ -28,7 +28,13 @@ test-only ``ZODBSHOOTOUT_FAULT`` hook).  Round 4 (issue 35) adds report
 directories that are someone else's (``report``), outputs another process
 holds or whose lock name is taken (``lock``), progress intervals
 (``options``), and escape sequences in every string of a result, mix or
-versions file, shown by every subcommand in every format (``terminal``).
+versions file, shown by every subcommand in every format (``terminal``), and
+servers that die mid-run (``death``): a private ZEO, PostgreSQL or MariaDB
+server of the case's own (never the machine's shared ones), killed by PID
+when the command's progress reaches the case's point, in the classic run
+(populate, write, read) and in ``mix`` (dataset load, measuring, read-back),
+and ``mix`` on servers nobody runs.  Every case's command runs in a session
+of its own: a process of it still alive 20 s after it exited is bad.
 Every case's output is also searched for control characters: a file's ESC,
 BEL, NUL or CR reaching the terminal is bad whatever the exit code.  No
 case writes to a device: device nodes are only ever read from.
@@ -66,6 +72,7 @@ import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,6 +127,10 @@ class Case:
     #: With exit 0: text that may start a line on stderr but never appear inside one,
     #: nor leave an empty line (two lines written at once mix as "AB" and two newlines).
     prefix: str = ""
+    #: A private server the case starts before its command and kills mid-run.
+    server: Doomed | None = None
+    #: With exit 1 from mix: the one line on stderr that says why a database failed.
+    failed_line: str = ""
 
 
 @dataclass
@@ -1329,6 +1340,247 @@ def _hostile_versions(paths: dict[str, pathlib.Path], rng: random.Random) -> str
     return json.dumps(versions.to_document(result))
 
 
+# --- round 4: servers that die mid-run (issue 35, classes 5 and 6) -------------------
+
+
+class Doomed:
+    """A private server a death case starts, and kills by PID once stderr says *trigger*.
+
+    Never the machine's shared PostgreSQL or MariaDB: every case has a server
+    of its own (runzeo, or the tests' private cluster helpers), started just
+    before its command, in the database named ``victim`` of its configuration
+    (*bystander*: the databases after it), and removed after it.
+    """
+
+    PASSWORD = "Doomed-Pw-4Kz"
+
+    def __init__(self, kind: str, config: pathlib.Path, bystander: str, trigger: str) -> None:
+        self.kind = kind
+        self.config = config
+        self.bystander = bystander
+        self.trigger = trigger
+        self.killed_at: float | None = None
+        self.ended: float | None = None
+        self._server: object = None
+        self._process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        from support import local, privatemariadb, privatepg
+
+        if self.kind == "zeo":
+            port = local.free_port()
+            path = self.config.parent / "server.fs"
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "ZEO.runzeo", "-a", f"127.0.0.1:{port}", "-f", str(path)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            local.wait_for_port(port, process=self._process)
+            client = f"server 127.0.0.1:{port}\nwait-timeout 3"
+            victim = section("zodb", section("clientstorage", client), name="victim")
+        elif self.kind == "postgresql":
+            cluster = privatepg.PrivateCluster("zs_doomed", self.PASSWORD)
+            self._server = cluster
+            cluster.start()
+            body = section("postgresql", f"dsn {cluster.dsn()}")
+            victim = section("zodb", section("relstorage", body), name="victim")
+        else:
+            server = privatemariadb.PrivateMariaDB("zs_doomed", self.PASSWORD)
+            self._server = server
+            server.start()
+            body = section("mysql", server.mysql_section())
+            victim = section("zodb", section("relstorage", body), name="victim")
+        self.config.write_text("%import relstorage\n%import ZEO\n" + victim + self.bystander)
+
+    def kill(self) -> None:
+        """Down at once: SIGKILL (ZEO, MariaDB), PostgreSQL's immediate shutdown."""
+        self.killed_at = time.monotonic()
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+        else:
+            self._server.crash()  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait()
+        elif self._server is not None:
+            self._server.stop()  # type: ignore[attr-defined]
+
+
+def _death_kinds() -> list[str]:
+    """The servers this machine can start privately (a note on stderr for the others)."""
+    try:
+        from support import privatemariadb, privatepg
+    except ImportError as e:  # support.local needs pytest
+        print(f"death: no private servers ({e}); only ZEO's cases", file=sys.stderr)
+        return []
+    kinds = ["zeo"]
+    for kind, why in (("postgresql", privatepg.unavailable()),
+                      ("mariadb", privatemariadb.unavailable())):  # fmt: skip
+        if kind == "postgresql" and not why:
+            try:
+                import psycopg2  # noqa: F401
+            except ImportError:
+                why = "psycopg2 is not installed"
+        if why:
+            print(f"death: no {kind} cases: {why}", file=sys.stderr)
+        else:
+            kinds.append(kind)
+    return kinds
+
+
+def death_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """Servers killed mid-run, classic and mix: at populate, while measuring, at the read-back.
+
+    Each case: exit 1; the classic run's footnote, or mix's one ``victim:
+    failed:`` line; what was measured before the kill, and the database
+    after it, kept in the result file; the run over within seconds of the
+    kill; no process of the command's left (the judge checks every case's
+    session).
+    """
+    try:
+        kinds = ["zeo", *[k for k in _death_kinds() if k != "zeo"]]
+    except Exception as e:  # pragma: no cover - a machine without the helpers
+        print(f"death: skipped: {e}", file=sys.stderr)
+        return []
+    cases = []
+    for kind in kinds:
+        for point, trigger, fault in (
+            ("populate", "repetition 2/3: populate", "victim:populate:2:pause"),
+            ("write", "repetition 2/3: write", None),
+            ("read", "repetition 2/3: read", None),
+        ):
+            cases.append(_classic_death(box, kind, point, trigger, fault))
+        for point, trigger, fault in (
+            ("dataset load", "loading the dataset", "victim:populate:0:pause"),
+            ("measuring", "1 s:", None),
+            ("read-back", "reading every object's version back", "victim:readback:0:pause"),
+        ):
+            cases.append(_mix_death(box, kind, point, trigger, fault))
+    cases += _mix_unreachable(box)
+    return cases
+
+
+def _mix_unreachable(box: Sandbox) -> list[Case]:
+    """mix and servers nobody runs: alone one error line (2), beside SQLite a note (1)."""
+    from support import local
+
+    port = local.free_port()  # closed again at once: nothing listens there
+    dsn = f"dsn host=127.0.0.1 port={port} dbname=x connect_timeout=2"
+    mysql = f"host 127.0.0.1\nport {port}\nuser u\npasswd p\ndb d\nconnect_timeout 2"
+    victims = {
+        "postgresql": section("relstorage", section("postgresql", dsn)),
+        "mariadb": section("relstorage", section("mysql", mysql)),
+        "zeo": section("zeoclient", f"server 127.0.0.1:{port}\nwait off"),
+    }
+    cases = []
+    for kind, storage in victims.items():
+        victim = "%import relstorage\n" + section("zodb", storage, name="victim")
+        directory = box.directory(f"unreachable mix {kind}")
+        alone = directory / "alone.conf"
+        alone.write_text(victim)
+        beside = directory / "beside.conf"
+        beside.write_text(victim + sqlite("local", directory / "local"))
+        quick = ["-n", "50", "-c", "1", "-d", "0.5", "--warmup", "0"]
+        cases.append(Case("death", f"mix {kind} unreachable", ["mix", str(alone), *quick], USAGE))
+        cases.append(Case("death", f"mix {kind} unreachable beside sqlite",
+                          ["mix", str(beside), *quick], CELL_FAILED,
+                          failed_line="victim: not measured: "))  # fmt: skip
+    return cases
+
+
+def _classic_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str | None) -> Case:
+    directory = box.directory(f"death {kind} {point}")
+    config, saved = directory / "doomed.conf", directory / "run.json"
+    server = Doomed(kind, config, sqlite("local", directory / "local"), trigger)
+    argv = [str(config), "-n", "20", "-c", "2", "-r", "3", "--timeout", "60", "-o", str(saved)]
+
+    def check() -> str | None:
+        document = _saved(saved)
+        if isinstance(document, str):
+            return document
+        failed = {failure["database"] for failure in document["failures"]}
+        kept = {m["database"] for m in document["measurements"]}
+        if failed != {"victim"}:
+            return f"failures of {sorted(failed)}, not only the victim's"
+        if "local" not in kept:
+            return "the bystander's measurements are missing"
+        return _after_kill(server, 60.0)
+
+    env = {"ZODBSHOOTOUT_FAULT": fault} if fault else {}
+    return Case("death", f"run {kind} killed at {point}", argv, CELL_FAILED, 180.0, env,
+                check, server=server, secrets=[Doomed.PASSWORD])  # fmt: skip
+
+
+def _mix_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str | None) -> Case:
+    directory = box.directory(f"death mix {kind} {point}")
+    config, saved = directory / "doomed.conf", directory / "mix.json"
+    measuring = point == "measuring"
+    # Measuring: 20 s that the kill cuts short, alone; else a bystander measured after it.
+    bystander = "" if measuring else sqlite("local", directory / "local")
+    server = Doomed(kind, config, bystander, trigger)
+    duration = ["-d", "20", "--interval", "1"] if measuring else ["-d", "1"]
+    argv = ["mix", str(config), "-n", "200", "-c", "2", *duration, "--warmup", "0",
+            "--timeout", "60", "-o", str(saved)]  # fmt: skip
+
+    def check() -> str | None:
+        document = _saved(saved)
+        if isinstance(document, str):
+            return document
+        if [failure["database"] for failure in document["failures"]] != ["victim"]:
+            return f"failures {document['failures']}, not the victim's alone"
+        records = {record["database"]: record for record in document["mix"]}
+        expected = ({"victim"} if measuring else {"victim", "local"}) - (
+            {"victim"} if point == "dataset load" else set()
+        )
+        if set(records) != expected:
+            return f"mix records of {sorted(records)}, expected {sorted(expected)}"
+        victim = records.get("victim")
+        if victim is not None:
+            if not sum(op["count"] for op in victim["operations"].values()):
+                return "the victim's measured transactions were dropped"
+            if victim.get("changes_found") is not None:
+                return "a read-back claimed on a server that is gone"
+            lost = [name for op in victim["operations"].values() for name in op["failures"]
+                    if name in _LOST_ERRORS]  # fmt: skip
+            if lost:
+                return f"transactions failed with {lost} after the server was gone"
+        return _after_kill(server, 15.0 if measuring else 60.0)
+
+    env = {"ZODBSHOOTOUT_FAULT": fault} if fault else {}
+    return Case("death", f"mix {kind} killed at {point}", argv, CELL_FAILED, 180.0, env,
+                check, server=server, secrets=[Doomed.PASSWORD],
+                failed_line="zodbshootout mix: victim: failed: ")  # fmt: skip
+
+
+#: What a worker's transactions fail with once their server is gone (a conflict
+#: before the kill is a failure like any other).
+_LOST_ERRORS = frozenset(
+    {"ClientDisconnected", "OperationalError", "InterfaceError", "ConnectionResetError"}
+)
+
+
+def _saved(path: pathlib.Path) -> dict | str:
+    """The result file, or why there is none."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return f"no result file {path.name}"
+    return document if isinstance(document, dict) else f"{path.name} is no result"
+
+
+def _after_kill(server: Doomed, most: float) -> str | None:
+    """Why the run did not end within *most* seconds of the kill, or was never killed."""
+    if server.killed_at is None or server.ended is None:
+        return f"the run never reached {server.trigger!r}"
+    seconds = server.ended - server.killed_at
+    return None if seconds < most else f"ended {seconds:.0f} s after the kill (over {most:g})"
+
+
 FAMILIES = {
     "options": option_cases,
     "config": config_cases,
@@ -1342,6 +1594,7 @@ FAMILIES = {
     "report": report_cases,
     "lock": lock_cases,
     "terminal": terminal_cases,
+    "death": death_cases,
 }
 
 
@@ -1351,6 +1604,24 @@ _FOOTNOTE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
 
 
 def run_case(case: Case, root: pathlib.Path) -> Outcome:
+    if case.server is not None:
+        for attempt in (1, 2):  # a busy machine's installer may fail once: not the tool's
+            try:
+                case.server.start()
+                break
+            except Exception as e:
+                case.server.stop()
+                if attempt == 2:
+                    why = f"its private server did not start: {e}"
+                    return Outcome(case, why, False, None, 0.0, "")
+    try:
+        return _run_case(case, root)
+    finally:
+        if case.server is not None:
+            case.server.stop()
+
+
+def _run_case(case: Case, root: pathlib.Path) -> Outcome:
     env = dict(os.environ)
     env.pop("ZODBSHOOTOUT_DATA", None)
     env.pop("ZODBSHOOTOUT_FAULT", None)
@@ -1365,21 +1636,81 @@ def run_case(case: Case, root: pathlib.Path) -> Outcome:
         env=env,
         start_new_session=True,  # so that a hang is ended with its workers, by our PID
     )
-    try:
-        out, err = process.communicate(timeout=case.timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        return Outcome(case, "hang", False, None, time.monotonic() - started, _tail(out, err))
+    out, err, hung = _communicate(process, case)
     seconds = time.monotonic() - started
+    if case.server is not None:
+        case.server.ended = time.monotonic()
+    left = _left_behind(process.pid)
+    if hung:
+        return Outcome(case, "hang", False, None, seconds, _tail(out, err))
     stdout = out.decode(errors="replace")
     stderr = err.decode(errors="replace")
     verdict, good = judge(case, process.returncode, stdout, stderr)
+    if good and left:
+        verdict, good = f"processes left behind: {left[:3]}", False
     if good and case.check is not None:
         problem = case.check()
         if problem:
             verdict, good = problem, False
     return Outcome(case, verdict, good, process.returncode, seconds, _tail(out, err))
+
+
+def _communicate(process: subprocess.Popen, case: Case) -> tuple[bytes, bytes, bool]:
+    """The command's stdout and stderr, and whether it hung (then its group is killed).
+
+    With a private server, stderr is read line by line and the server is
+    killed when a line about ``victim`` says the case's trigger.
+    """
+    server = case.server
+    if server is None:
+        try:
+            out, err = process.communicate(timeout=case.timeout)
+            return out, err, False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+            return out, err, True
+    assert process.stdout is not None
+    assert process.stderr is not None
+    stdout, stderr = process.stdout, process.stderr
+    chunks: list[bytes] = []
+    lines: list[bytes] = []
+
+    def watch() -> None:
+        for line in iter(stderr.readline, b""):
+            lines.append(line)
+            text = line.decode(errors="replace")
+            if server.killed_at is None and "victim: " in text and server.trigger in text:
+                server.kill()
+
+    readers = [threading.Thread(target=lambda: chunks.append(stdout.read())),
+               threading.Thread(target=watch)]  # fmt: skip
+    for reader in readers:
+        reader.start()
+    hung = False
+    try:
+        process.wait(timeout=case.timeout)
+    except subprocess.TimeoutExpired:
+        hung = True
+        os.killpg(process.pid, signal.SIGKILL)
+        _left_behind(process.pid)  # its workers in other groups, which hold the pipes
+        process.wait()
+    for reader in readers:
+        reader.join()
+    return b"".join(chunks), b"".join(lines), hung
+
+
+def _left_behind(session: int) -> list[str]:
+    """The command's processes still alive 20 s after it exited; killed, by PID."""
+    from support.processes import wait_until_session_empty
+
+    left = wait_until_session_empty(session)
+    for entry in left:
+        try:
+            os.kill(int(entry.split()[0]), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    return left
 
 
 #: What a terminal obeys: control characters but tab and newline, the bidi
@@ -1421,7 +1752,7 @@ def judge(case: Case, code: int, stdout: str, stderr: str) -> tuple[str, bool]:
     if code == 2:
         return _judge_usage(stdout, stderr)
     if code == 1:
-        return _judge_failed_cells(stdout)
+        return _judge_failed(case, stdout, stderr)
     return ("accepted" if code == 0 else f"exit {code}"), True
 
 
@@ -1454,6 +1785,23 @@ def _judge_failed_cells(stdout: str) -> tuple[str, bool]:
     if any(not text.strip() or text.strip().endswith("not measured") for _n, text in notes):
         return "a footnote without a reason", False
     return "cell failed", True
+
+
+def _judge_failed(case: Case, stdout: str, stderr: str) -> tuple[str, bool]:
+    """Exit 1: the classic run's footnotes, or the line a mix case names."""
+    if case.failed_line:
+        return _judge_failed_line(case.failed_line, stdout + "\n" + stderr)
+    return _judge_failed_cells(stdout)
+
+
+def _judge_failed_line(line: str, output: str) -> tuple[str, bool]:
+    """mix: one line says why the database failed, and it is no longer than 2000."""
+    found = [text for text in output.splitlines() if line in text]
+    if len(found) != 1:
+        return f"{len(found)} lines with {line.strip()!r}, not one", False
+    if len(found[0]) > 2000:
+        return "a failure line over 2000 characters", False
+    return "database failed", True
 
 
 def _tail(out: bytes, err: bytes) -> str:
@@ -1490,7 +1838,7 @@ def main() -> int:
         print(f"{len(cases)} cases, {args.jobs} at a time; before: {load()}", file=sys.stderr)
         started = time.monotonic()
         # The slow families first, so that the pool ends with short cases.
-        order = sorted(cases, key=lambda c: c.family not in ("fault", "config"))
+        order = sorted(cases, key=lambda c: c.family not in ("death", "fault", "config"))
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             outcomes = list(pool.map(lambda c: run_case(c, root), order))
         elapsed = time.monotonic() - started

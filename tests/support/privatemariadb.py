@@ -106,13 +106,12 @@ class PrivateMariaDB:
 
     def start(self) -> PrivateMariaDB:
         data = self.directory / "data"
-        subprocess.run(
-            install_command(data),
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=120,
+        done = subprocess.run(
+            install_command(data), capture_output=True, text=True, check=False, timeout=120
         )
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            raise RuntimeError(f"mariadb-install-db failed ({done.returncode}): {' '.join(said)}")
         argv = server_command(
             data, self.socket, self.port, "127.0.0.1", self.directory / "mariadb.pid"
         )
