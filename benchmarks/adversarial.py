@@ -1458,6 +1458,7 @@ def death_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
         for point, trigger, fault in (
             ("dataset load", "loading the dataset", "victim:populate:0:pause"),
             ("measuring", "1 s:", None),
+            ("measuring with --threads", "1 s:", None),
             ("read-back", "reading every object's version back", "victim:readback:0:pause"),
         ):
             cases.append(_mix_death(box, kind, point, trigger, fault))
@@ -1519,11 +1520,12 @@ def _classic_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str
 def _mix_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str | None) -> Case:
     directory = box.directory(f"death mix {kind} {point}")
     config, saved = directory / "doomed.conf", directory / "mix.json"
-    measuring = point == "measuring"
+    measuring = point.startswith("measuring")
     # Measuring: 20 s that the kill cuts short, alone; else a bystander measured after it.
     bystander = "" if measuring else sqlite("local", directory / "local")
     server = Doomed(kind, config, bystander, trigger)
     duration = ["-d", "20", "--interval", "1"] if measuring else ["-d", "1"]
+    duration += ["--threads"] if "threads" in point else []
     argv = ["mix", str(config), "-n", "200", "-c", "2", *duration, "--warmup", "0",
             "--timeout", "60", "-o", str(saved)]  # fmt: skip
 
