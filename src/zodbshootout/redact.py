@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 MASK = "***"
 
@@ -165,12 +166,20 @@ class RedactingFilter(logging.Filter):
     (or an exception attached to the record) may quote a DSN.
     """
 
-    def __init__(self, secrets: Iterable[str] = (), one_line: bool = False) -> None:
+    def __init__(
+        self,
+        secrets: Iterable[str] = (),
+        one_line: bool = False,
+        said: Callable[[BaseException], bool] | None = None,
+    ) -> None:
         super().__init__()
         self.secrets = frozenset(secrets)
         # For the last-resort handler of a run without --debug: an attached
         # exception becomes a summary on the message's line, not a traceback.
         self.one_line = one_line
+        #: With one_line: the errors the tool reports itself in one line (a
+        #: server that is gone), whose records are dropped, not repeated.
+        self.said = said
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(_filtering, "active", False):
@@ -190,6 +199,13 @@ class RedactingFilter(logging.Filter):
     def _redact(self, record: logging.LogRecord) -> bool:
         record.msg = redact(record.getMessage(), self.secrets)
         record.args = ()
+        if self.one_line and self.said is not None:
+            # Attached, or being handled where the record was logged (filters
+            # run in the logging call: transaction's "A storage error occurred
+            # during the second phase" is logged in an except block, bare).
+            about = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+            if about is not None and self.said(about):
+                return False
         if self.one_line and record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             summary = redact(" ".join(f"{type(error).__name__}: {error}".split()), self.secrets)
@@ -207,7 +223,11 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def install_log_redaction(secrets: Iterable[str], level: int = logging.ERROR) -> None:
+def install_log_redaction(
+    secrets: Iterable[str],
+    level: int = logging.ERROR,
+    said: Callable[[BaseException], bool] | None = None,
+) -> None:
     """Mask *secrets* in everything this process logs to stderr.
 
     Applies to the root logger's handlers and to Python's last-resort handler
@@ -217,7 +237,10 @@ def install_log_redaction(secrets: Iterable[str], level: int = logging.ERROR) ->
     libraries' warnings (a refused connection, a disconnected ZEO client)
     repeat, in several lines, what the tool reports itself in one; and it
     prints an error's attached exception as a one-line summary, never a
-    traceback (that is what --debug is for).
+    traceback (that is what --debug is for).  *said*: the errors the tool
+    reports itself (a server that is gone, see storages.server_lost); the
+    last resort drops the libraries' records of them (ZEO's "Couldn't load
+    state", RelStorage's "Reconnect failed"), which --log and --debug keep.
     """
     handlers = [*logging.getLogger().handlers]
     if logging.lastResort is not None:
@@ -228,7 +251,10 @@ def install_log_redaction(secrets: Iterable[str], level: int = logging.ERROR) ->
             handler.removeFilter(old)
         # Configured handlers (--log, --debug) keep tracebacks; the last
         # resort, which prints a plain run's records, gives one line each.
-        handler.addFilter(RedactingFilter(secrets, one_line=handler is logging.lastResort))
+        last_resort = handler is logging.lastResort
+        handler.addFilter(
+            RedactingFilter(secrets, one_line=last_resort, said=said if last_resort else None)
+        )
 
 
 class _ToolOrSevere(logging.Filter):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import re
+import sys
 
 import pytest
 
-from zodbshootout.redact import MASK, find_secrets, redact
+from zodbshootout.redact import MASK, RedactingFilter, find_secrets, redact
 
 SPACED = "ab Spc3cret"
 
@@ -138,3 +140,34 @@ def test_an_unquoted_password_with_a_quote_or_a_comma_inside_is_masked_whole(pas
     assert f"password={MASK} host=127.0.0.1" in masked, masked
     for fragment in re.findall(r"[A-Za-z0-9]{2,}", password):
         assert fragment not in masked, (fragment, masked)
+
+
+def _record_of(error: BaseException) -> logging.LogRecord:
+    try:
+        raise error
+    except type(error):
+        return logging.LogRecord(
+            "relstorage.adapters.connections", logging.ERROR, __file__, 1,
+            "Reconnect %s failed", ("<LoadConnection>",), sys.exc_info(),
+        )  # fmt: skip
+
+
+def test_the_last_resort_drops_records_of_errors_the_tool_says_itself():
+    """A server that is gone is said once by the tool, not again by each library."""
+    said = RedactingFilter(one_line=True, said=lambda e: isinstance(e, ConnectionError))
+    assert not said.filter(_record_of(ConnectionResetError(104, "reset")))
+    other = _record_of(ValueError("something else"))
+    assert said.filter(other)
+    assert other.getMessage().endswith(
+        "Reconnect <LoadConnection> failed: ValueError: something else"
+    )
+    # A bare record logged while such an error is handled is about it too.
+    bare = logging.LogRecord("txn", logging.CRITICAL, __file__, 1, "A storage error", (), None)
+    try:
+        raise ConnectionResetError(104, "reset")
+    except ConnectionResetError:
+        assert not said.filter(bare)
+    assert said.filter(bare)
+    # --log and --debug (no one_line) keep every record.
+    kept = RedactingFilter(said=lambda e: True)
+    assert kept.filter(_record_of(ConnectionResetError(104, "reset")))

@@ -34,6 +34,7 @@ import time
 import traceback
 from typing import Any
 
+from zodbshootout import storages
 from zodbshootout.concurrency.task import WorkerContext, decode_task
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.info import describe_database
@@ -111,7 +112,7 @@ def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any]) -> None:
     lifeline.setcallback(_exit_now, endmarker=None)
     _ignore_interrupts()
     task = decode_task(plain_task)
-    install_log_redaction(find_secrets(task.source.text))
+    install_log_redaction(find_secrets(task.source.text), said=storages.server_lost)
     channel.send(("hello", place()))
     while channel.receive()[0] == "clock":  # until ("begin",)
         channel.send(("clock", time.time()))

@@ -56,7 +56,7 @@ def _worker_main(
         threading.Thread(
             target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline"
         ).start()
-    install_log_redaction(find_secrets(task.source.text))
+    install_log_redaction(find_secrets(task.source.text), said=storages.server_lost)
     try:
         context = WorkerContext(progress=None if progress is None else progress.put_nowait)
         connection.send(("ok", task.execute(barrier, context)))

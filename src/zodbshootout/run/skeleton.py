@@ -21,6 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
+from zodbshootout import storages
 from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
 from zodbshootout.concurrency.hosts import HostError
 from zodbshootout.config.hosts import HostSpec
@@ -122,8 +123,9 @@ class RunnerSkeleton:
         metadata = self.result.metadata
         metadata["started"] = time.time()
         # The libraries' own log records in this process (ZEO's I/O thread
-        # when its server dies) come as one line, secrets masked, not a traceback.
-        install_log_redaction(self.secrets)
+        # when its server dies) come as one line, secrets masked, not a traceback;
+        # none about a server that is gone, which the run reports itself.
+        install_log_redaction(self.secrets, said=storages.server_lost)
         received = self.received
         try:
             with interruptible(received), embedded_servers(self.config, self.served()) as servers:

@@ -107,8 +107,20 @@ def server_samplers(storage: Any) -> list[Any]:
 
 
 def server_lost(error: BaseException) -> bool:
-    """Whether some storage kind says *error* means its server is gone."""
-    return any(kind.server_lost(error) for kind in KINDS)
+    """Whether some storage kind says *error* means its server is gone.
+
+    So does an error raised while handling one (its cause or context): a
+    library's clean-up after the lost connection (RelStorage's forced abort
+    in ``tpc_finish``) may fail in a way of its own.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if any(kind.server_lost(current) for kind in KINDS):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def retryable(error: BaseException) -> bool:

@@ -57,3 +57,15 @@ def test_a_lost_connection_is_a_lost_server(error):
 def test_a_failed_statement_is_not(error):
     assert not connection_lost(error)
     assert not storages.server_lost(error)
+
+
+def test_an_error_raised_while_handling_a_lost_connection_is_one_too():
+    try:
+        try:
+            raise pymysql.OperationalError(2013, "Lost connection to server during query")
+        except pymysql.OperationalError:
+            raise RuntimeError("Failed to close one or more resources") from None
+    except RuntimeError as error:
+        suppressed = error  # "from None" still keeps the context
+    assert storages.server_lost(suppressed)
+    assert not storages.server_lost(RuntimeError("Failed to close one or more resources"))
