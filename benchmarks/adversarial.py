@@ -131,6 +131,8 @@ class Case:
     server: Doomed | None = None
     #: With exit 1 from mix: the one line on stderr that says why a database failed.
     failed_line: str = ""
+    #: What every line on stderr starts with (the tool's own), when not empty.
+    own_lines: tuple[str, ...] = ()
 
 
 @dataclass
@@ -1490,7 +1492,8 @@ def _mix_unreachable(box: Sandbox) -> list[Case]:
         cases.append(Case("death", f"mix {kind} unreachable", ["mix", str(alone), *quick], USAGE))
         cases.append(Case("death", f"mix {kind} unreachable beside sqlite",
                           ["mix", str(beside), *quick], CELL_FAILED,
-                          failed_line="victim: not measured: "))  # fmt: skip
+                          failed_line="victim: not measured: ",
+                          own_lines=("zodbshootout mix: ",)))  # fmt: skip
     return cases
 
 
@@ -1514,7 +1517,8 @@ def _classic_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str
 
     env = {"ZODBSHOOTOUT_FAULT": fault} if fault else {}
     return Case("death", f"run {kind} killed at {point}", argv, CELL_FAILED, 180.0, env,
-                check, server=server, secrets=[Doomed.PASSWORD])  # fmt: skip
+                check, server=server, secrets=[Doomed.PASSWORD],
+                own_lines=("zodbshootout", "victim: ", "local: ", "  "))  # fmt: skip
 
 
 def _mix_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str | None) -> Case:
@@ -1556,7 +1560,8 @@ def _mix_death(box: Sandbox, kind: str, point: str, trigger: str, fault: str | N
     env = {"ZODBSHOOTOUT_FAULT": fault} if fault else {}
     return Case("death", f"mix {kind} killed at {point}", argv, CELL_FAILED, 180.0, env,
                 check, server=server, secrets=[Doomed.PASSWORD],
-                failed_line="zodbshootout mix: victim: failed: ")  # fmt: skip
+                failed_line="zodbshootout mix: victim: failed: ",
+                own_lines=("zodbshootout mix: ",))  # fmt: skip
 
 
 #: What a worker's transactions fail with once their server is gone (a conflict
@@ -1648,6 +1653,9 @@ def _run_case(case: Case, root: pathlib.Path) -> Outcome:
     stdout = out.decode(errors="replace")
     stderr = err.decode(errors="replace")
     verdict, good = judge(case, process.returncode, stdout, stderr)
+    foreign = [line for line in stderr.splitlines() if not line.startswith(case.own_lines)]
+    if good and case.own_lines and foreign:
+        verdict, good = f"another line on stderr: {foreign[0][:100]!r}", False
     if good and left:
         verdict, good = f"processes left behind: {left[:3]}", False
     if good and case.check is not None:
