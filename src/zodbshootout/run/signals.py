@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -50,6 +51,7 @@ def interruptible(received: list[str]) -> Iterator[None]:
     def handler(signum: int, _frame: Any) -> None:
         if not received:
             received.append(signal.Signals(signum).name)
+        _quiet_gevent_hub()
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -58,6 +60,20 @@ def interruptible(received: list[str]) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _quiet_gevent_hub() -> None:
+    """gevent's hub passes our interrupt on without printing it as an error.
+
+    RelStorage's ``gevent sqlite3`` driver yields to gevent's hub from
+    SQLite's progress handler, also outside ``--gevent``; a signal that
+    comes while the hub runs raises there, and the hub prints the
+    "error" with a traceback before it throws it into the main greenlet.
+    It is the orderly stop this module makes of the signal, no error.
+    """
+    hub = sys.modules.get("gevent.hub")
+    if hub is not None and not issubclass(KeyboardInterrupt, hub.Hub.NOT_ERROR):
+        hub.Hub.NOT_ERROR = (*hub.Hub.NOT_ERROR, KeyboardInterrupt)
 
 
 def signal_name(interrupt: KeyboardInterrupt) -> str:
