@@ -127,8 +127,9 @@ class Case:
     #: With exit 0: text that may start a line on stderr but never appear inside one,
     #: nor leave an empty line (two lines written at once mix as "AB" and two newlines).
     prefix: str = ""
-    #: A private server the case starts before its command and kills mid-run.
-    server: Doomed | None = None
+    #: A private server the case starts before its command and kills mid-run,
+    #: or a signal it sends the command mid-run.
+    server: Doomed | Interrupter | None = None
     #: With exit 1 from mix: the one line on stderr that says why a database failed.
     failed_line: str = ""
     #: What every line on stderr starts with (the tool's own), when not empty.
@@ -1395,7 +1396,10 @@ class Doomed:
             victim = section("zodb", section("relstorage", body), name="victim")
         self.config.write_text("%import relstorage\n%import ZEO\n" + victim + self.bystander)
 
-    def kill(self) -> None:
+    #: The database whose progress line says the trigger.
+    database = "victim"
+
+    def kill(self, _command: subprocess.Popen) -> None:
         """Down at once: SIGKILL (ZEO, MariaDB), PostgreSQL's immediate shutdown."""
         self.killed_at = time.monotonic()
         if self._process is not None:
@@ -1580,12 +1584,174 @@ def _saved(path: pathlib.Path) -> dict | str:
     return document if isinstance(document, dict) else f"{path.name} is no result"
 
 
-def _after_kill(server: Doomed, most: float) -> str | None:
+def _after_kill(server: Doomed | Interrupter, most: float) -> str | None:
     """Why the run did not end within *most* seconds of the kill, or was never killed."""
     if server.killed_at is None or server.ended is None:
         return f"the run never reached {server.trigger!r}"
     seconds = server.ended - server.killed_at
     return None if seconds < most else f"ended {seconds:.0f} s after the kill (over {most:g})"
+
+
+# --- round 4: SIGINT and SIGTERM at every point of a run (issue 35, classes 2 and 3) ---
+
+
+class Interrupter:
+    """Sends the command *signum* once its progress line about *database* says *trigger*.
+
+    The configuration is written when the case starts (as a Doomed server's is).
+    """
+
+    def __init__(
+        self,
+        config: pathlib.Path,
+        text: str,
+        signum: signal.Signals,
+        database: str,
+        trigger: str,
+        pause: float = 0.0,
+        tmp: pathlib.Path | None = None,
+    ) -> None:
+        self.config = config
+        self.tmp = tmp  # the case's TMPDIR, removed after it
+        self.text = text
+        self.signum = signum
+        self.database = database
+        self.trigger = trigger
+        self.pause = pause  # after the line: e.g. the workers start their warm-up
+        self.killed_at: float | None = None
+        self.ended: float | None = None
+
+    def start(self) -> None:
+        self.config.write_text(self.text)
+
+    def kill(self, command: subprocess.Popen) -> None:
+        time.sleep(self.pause)
+        self.killed_at = time.monotonic()
+        command.send_signal(self.signum)
+
+    def stop(self) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _short_tmp() -> pathlib.Path:
+    """A TMPDIR of a case's own, short: the fork server's socket lives there (AF_UNIX
+    paths hold 108 bytes; a longer TMPDIR fails every database, see the report)."""
+    return pathlib.Path(tempfile.mkdtemp(prefix="zs-sig-", dir="/tmp"))
+
+
+_EXIT_OF = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def signal_cases(box: Sandbox, rng: random.Random, scale: float) -> list[Case]:
+    """SIGINT and SIGTERM in the classic run (populate, write, read, the next database)
+    and in ``mix`` (dataset load, warm-up, measuring, read-back, the next database).
+
+    Each case: exit 130 or 143, no traceback; the result file saved, marked
+    interrupted with the signal's name, with what was finished and no
+    failure; the temporary data directory removed (the case's own TMPDIR);
+    the command over within seconds of the signal; no process left.
+    """
+    cases = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        for database, trigger in (
+            ("victim", "repetition 2/3: populate"),
+            ("victim", "repetition 2/3: write"),
+            ("victim", "repetition 2/3: read"),
+            ("local", "repetition 1/3: write"),
+        ):
+            cases.append(_classic_signal(box, signum, database, trigger))
+        for point in _MIX_POINTS:
+            cases.append(_mix_signal(box, signum, point))
+    return cases
+
+
+def _classic_signal(box: Sandbox, signum: signal.Signals, database: str, trigger: str) -> Case:
+    directory = box.directory(f"signal {signum.name} {database} {trigger}")
+    tmp = _short_tmp()
+    config, saved = directory / "two.conf", directory / "run.json"
+    text = sqlite("victim", directory / "victim") + sqlite("local", directory / "local")
+    interrupter = Interrupter(config, text, signum, database, trigger, tmp=tmp)
+    argv = [str(config), "-n", "20", "-c", "2", "-r", "3", "-o", str(saved)]
+
+    def check() -> str | None:
+        problem = _interrupted(saved, signum, tmp)
+        if problem or isinstance(document := _saved(saved), str):
+            return problem
+        measured = {m["database"] for m in document["measurements"]}
+        if database == "local" and "victim" not in measured:
+            return "the first database's measurements are missing"
+        return _after_kill(interrupter, 30.0)
+
+    return Case("signal", f"run {signum.name} at {database} {trigger}", argv,
+                frozenset({_EXIT_OF[signum]}), 180.0, {"TMPDIR": str(tmp)},
+                check, server=interrupter)  # fmt: skip
+
+
+#: Where a mix case's signal lands: -n, --warmup, -d, the fault hook, and the
+#: progress line (its database, its text) after which, and a pause, it is sent.
+_MIX_POINTS: dict[str, tuple[str, str, str, str | None, str, str, float]] = {
+    "dataset load": ("100000", "0", "1", None, "victim", "loading the dataset", 0.0),
+    "worker start": ("200", "60", "1", None, "victim", "warm-up 60 s", 0.05),
+    "warm-up": ("200", "60", "1", None, "victim", "warm-up 60 s", 1.0),
+    "measuring": ("200", "0", "60", None, "victim", "tx/s", 0.0),
+    "read-back": ("200", "0", "1", "victim:readback:0:hang", "victim",
+                  "reading every object's version back", 0.0),
+    "next database": ("200", "0", "1", None, "local", "tx/s", 0.0),
+}  # fmt: skip
+
+
+def _mix_signal(box: Sandbox, signum: signal.Signals, point: str) -> Case:
+    directory = box.directory(f"signal {signum.name} mix {point}")
+    tmp = _short_tmp()
+    config, saved = directory / "two.conf", directory / "mix.json"
+    served = section("embeddedzeo", section("filestorage", f"path {directory / 'local.fs'}"))
+    text = (
+        "%import zodbshootout\n"
+        + sqlite("victim", directory / "victim")
+        + section("zodb", served, name="local")
+    )
+    objects, warmup, duration, fault, database, trigger, pause = _MIX_POINTS[point]
+    interrupter = Interrupter(config, text, signum, database, trigger, pause, tmp)
+    argv = ["mix", str(config), "-n", objects, "-c", "2", "-d", duration, "--warmup", warmup,
+            "--interval", "0.5", "-o", str(saved)]  # fmt: skip
+    # What the result keeps: finished databases (a read-back cut short keeps its
+    # measurement, without the check's figure).
+    kept = {"read-back": ["victim"], "next database": ["victim"]}.get(point, [])
+
+    def check() -> str | None:
+        problem = _interrupted(saved, signum, tmp)
+        if problem or isinstance(document := _saved(saved), str):
+            return problem
+        records = document["mix"]
+        if [record["database"] for record in records] != kept:
+            return f"mix records of {[r['database'] for r in records]}, expected {kept}"
+        for record in records:
+            if not sum(op["count"] for op in record["operations"].values()):
+                return "a kept record without transactions"
+            if (record.get("changes_found") is None) != (point == "read-back"):
+                return "the read-back's figure where it never finished, or missing"
+        return _after_kill(interrupter, 30.0)
+
+    env = {"TMPDIR": str(tmp)}
+    if fault:
+        env["ZODBSHOOTOUT_FAULT"] = fault
+    return Case("signal", f"mix {signum.name} at {point}", argv,
+                frozenset({_EXIT_OF[signum]}), 180.0, env, check,
+                server=interrupter)  # fmt: skip
+
+
+def _interrupted(saved: pathlib.Path, signum: signal.Signals, tmp: pathlib.Path) -> str | None:
+    """Why *saved* is not an interrupted run's, or the temporary data is still there."""
+    document = _saved(saved)
+    if isinstance(document, str):
+        return document
+    if document.get("interrupted") is not True or document.get("signal") != signum.name:
+        return f"saved as interrupted={document.get('interrupted')}, {document.get('signal')}"
+    if document.get("failures"):
+        return f"an interrupted run claims failures: {document['failures'][:1]}"
+    left = [path.name for path in tmp.iterdir() if path.name.startswith("zodbshootout")]
+    return f"temporary data left: {left}" if left else None
 
 
 FAMILIES = {
@@ -1602,6 +1768,7 @@ FAMILIES = {
     "lock": lock_cases,
     "terminal": terminal_cases,
     "death": death_cases,
+    "signal": signal_cases,
 }
 
 
@@ -1632,7 +1799,7 @@ def _run_case(case: Case, root: pathlib.Path) -> Outcome:
     env = dict(os.environ)
     env.pop("ZODBSHOOTOUT_DATA", None)
     env.pop("ZODBSHOOTOUT_FAULT", None)
-    env.update(TMPDIR=str(root / "tmp"), **case.env)
+    env.update({"TMPDIR": str(root / "tmp"), **case.env})  # a case's own TMPDIR wins
     started = time.monotonic()
     process = subprocess.Popen(
         [sys.executable, "-m", "zodbshootout", *case.argv],
@@ -1690,8 +1857,12 @@ def _communicate(process: subprocess.Popen, case: Case) -> tuple[bytes, bytes, b
         for line in iter(stderr.readline, b""):
             lines.append(line)
             text = line.decode(errors="replace")
-            if server.killed_at is None and "victim: " in text and server.trigger in text:
-                server.kill()
+            if (
+                server.killed_at is None
+                and f"{server.database}: " in text
+                and server.trigger in text
+            ):
+                server.kill(process)
 
     readers = [threading.Thread(target=lambda: chunks.append(stdout.read())),
                threading.Thread(target=watch)]  # fmt: skip
@@ -1848,7 +2019,8 @@ def main() -> int:
         print(f"{len(cases)} cases, {args.jobs} at a time; before: {load()}", file=sys.stderr)
         started = time.monotonic()
         # The slow families first, so that the pool ends with short cases.
-        order = sorted(cases, key=lambda c: c.family not in ("death", "fault", "config"))
+        slow = ("death", "signal", "fault", "config")
+        order = sorted(cases, key=lambda c: c.family not in slow)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             outcomes = list(pool.map(lambda c: run_case(c, root), order))
         elapsed = time.monotonic() - started

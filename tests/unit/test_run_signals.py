@@ -31,3 +31,21 @@ def test_a_signal_while_gevents_hub_runs_stops_without_a_traceback(capfd, signum
     assert received == [signal.Signals(signum).name]
     # gevent printed such an interrupt as its hub's error, with a traceback.
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_an_interrupt_while_a_worker_starts_waits_for_the_start_to_end():
+    """The handler's interrupt is held inside a worker's start and raised after it."""
+    from zodbshootout.concurrency import processes
+
+    assert not processes.hold_interrupt(KeyboardInterrupt())  # no start: raise it now
+    steps = []
+
+    def start() -> None:
+        with processes._interrupts_held():
+            steps.append(processes.hold_interrupt(KeyboardInterrupt()))
+            steps.append("the start went on")
+
+    with pytest.raises(KeyboardInterrupt):
+        start()
+    assert steps == [True, "the start went on"]
+    assert not processes.hold_interrupt(KeyboardInterrupt())

@@ -10,6 +10,7 @@ stops the rest: nothing waits forever and no worker outlives its stage.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -18,7 +19,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
@@ -183,10 +184,44 @@ def _start_workers(
             name=f"zodbshootout-worker-{task.worker}",
             daemon=True,
         )
-        process.start()
-        running.append((task, process, reader))
+        with _interrupts_held():
+            process.start()
+            running.append((task, process, reader))
         writer.close()
     return True
+
+
+#: An interrupt (the runner's SIGINT or SIGTERM) held while a worker starts.
+_held: list[BaseException] = []
+_holding = False
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold the runner's interrupt until a worker's start is over, then raise it.
+
+    Cut short inside ``process.start()``, the fork server has forked a child
+    that the runner doesn't know of, which reads its task after the runner
+    removed the stage's semaphores: a FileNotFoundError traceback.  Held,
+    the started worker is in *running*, and stopped with the others.
+    """
+    global _holding
+    _holding = True
+    try:
+        yield
+    finally:
+        _holding = False
+        if _held:
+            error = _held.pop()
+            _held.clear()
+            raise error
+
+
+def hold_interrupt(error: BaseException) -> bool:
+    """For the runner's signal handler: True if *error* waits for a worker's start to end."""
+    if _holding:
+        _held.append(error)
+    return _holding
 
 
 def _receive(

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from zodbshootout.concurrency import processes
+
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C but with its own exit code."""
@@ -52,7 +54,9 @@ def interruptible(received: list[str]) -> Iterator[None]:
         if not received:
             received.append(signal.Signals(signum).name)
         _quiet_gevent_hub()
-        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        error = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        if not processes.hold_interrupt(error):  # raised once a worker's start is over
+            raise error
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
