@@ -1635,8 +1635,7 @@ class Interrupter:
 
 
 def _short_tmp() -> pathlib.Path:
-    """A TMPDIR of a case's own, short: the fork server's socket lives there (AF_UNIX
-    paths hold 108 bytes; a longer TMPDIR fails every database, see the report)."""
+    """A TMPDIR of a case's own, outside the sandbox, whose paths are long."""
     return pathlib.Path(tempfile.mkdtemp(prefix="zs-sig-", dir="/tmp"))
 
 

@@ -16,6 +16,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import tempfile
 import threading
 import time
 import traceback
@@ -97,9 +98,38 @@ def _process_context() -> Any:
     """The forkserver context every worker process starts from (its preloads once)."""
     global _context
     if _context is None:
+        _short_socket_directory()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(_PRELOAD)
     return _context
+
+
+#: What the fork server's socket adds to multiprocessing's directory
+#: (``/pymp-XXXXXXXX/listener-XXXXXXXX``), and what an AF_UNIX path may hold.
+_SOCKET_SUFFIX = 32
+_AF_UNIX_PATH_MAX = 107
+
+
+def _short_socket_directory() -> None:
+    """multiprocessing's directory (the fork server's socket) under /tmp if TMPDIR is too long.
+
+    Under a TMPDIR longer than about 75 characters, every worker failed to
+    start with ``OSError: AF_UNIX path too long``.  Only multiprocessing's
+    own directory moves (created once, removed at exit); the tool's
+    temporary data stays in TMPDIR.
+    """
+    from multiprocessing import util
+
+    fallback = "/tmp"
+    too_long = len(tempfile.gettempdir()) + _SOCKET_SUFFIX > _AF_UNIX_PATH_MAX
+    if not too_long or not os.access(fallback, os.W_OK | os.X_OK):
+        return
+    chosen = tempfile.tempdir
+    tempfile.tempdir = fallback
+    try:
+        util.get_temp_dir()  # created now, kept for the process's life
+    finally:
+        tempfile.tempdir = chosen
 
 
 def run_stage_in_processes(
