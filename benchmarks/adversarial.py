@@ -42,7 +42,7 @@ case writes to a device: device nodes are only ever read from.
 The generators are the tests' own (``tests/support/hostile.py``).  Usage,
 from a checkout, in the venv that has zodbshootout installed::
 
-    python benchmarks/adversarial.py                 # about 800 cases, 4 minutes
+    python benchmarks/adversarial.py                 # about 1,400 cases, 7 minutes
     python benchmarks/adversarial.py --scale 0.3 -j 2
     python benchmarks/adversarial.py --family result --log bad.txt
 
