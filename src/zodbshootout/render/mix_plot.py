@@ -14,6 +14,7 @@ with the run's name, and the legend gives each database's p99 change as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from zodbshootout.errors import UsageError
@@ -21,6 +22,7 @@ from zodbshootout.render.plot import _image_format, _pyplot, _save
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import MixRecord, MixRun
 from zodbshootout.results.mix_compare import MetricComparison, compare_mix
+from zodbshootout.results.mix_series import Line, chosen, panels
 from zodbshootout.results.mix_stats import ALL, interval_series
 
 #: The percentiles the spectrum is drawn through.
@@ -45,20 +47,84 @@ def spectrum(record: MixRecord) -> list[tuple[float, float]]:
     return [(p, values[p] / 1000) for p in usable]
 
 
-def plot_mix(run: MixRun, path: str) -> None:
-    """Draw *run*'s spectrum and latency over time into *path* (.png, .svg, .pdf)."""
+def plot_mix(run: MixRun, path: str, patterns: Sequence[str] | None = None) -> None:
+    """Draw *run*'s spectrum, latency and throughput over time, and its series below them,
+    into *path* (.png, .svg, .pdf); *patterns* choose the series (see results.mix_series)."""
     _image_format(path)
     if not run.records:
         raise UsageError("nothing to plot: no database of this mix run was measured")
+    check_patterns(run, patterns)
+    _save(build_mix_figure(run, patterns), path)
+
+
+def check_patterns(run: MixRun, patterns: Sequence[str] | None) -> None:
+    """A UsageError when chosen *patterns* match none of the run's series (naming them)."""
+    if patterns is None or series_groups(run, patterns):
+        return
+    names = sorted({name for record in run.records for name in chosen(record, ["*"])})
+    if not names:
+        raise UsageError("--series: this mix run sampled no series")
+    raise UsageError(f"--series {' '.join(patterns)} matches no series; the run has: {', '.join(names)}")
+
+
+def build_mix_figure(run: MixRun, patterns: Sequence[str] | None = None) -> Any:
+    """The figure of :func:`plot_mix` (the caller closes it).
+
+    The spectrum on top; then p99 and p50, throughput, and one panel per group
+    of series (one source, kind and unit; see :func:`series_groups`), all on the
+    same time axis (``sharex``), one colour per database.
+    """
     plt = _pyplot()
-    figure, (top, middle, bottom) = plt.subplots(
-        3, 1, figsize=(9, 11), gridspec_kw={"height_ratios": [2.2, 1.6, 1.0]}
-    )
+    groups = series_groups(run, patterns)
+    heights = [2.2, 1.6, 1.0] + [1.0] * len(groups)
+    figure = plt.figure(figsize=(9, 4.0 + 2.3 * (len(heights) - 1)), layout="constrained")
+    grid = figure.add_gridspec(len(heights), 1, height_ratios=heights)
+    top = figure.add_subplot(grid[0])
+    middle = figure.add_subplot(grid[1])
+    bottom = figure.add_subplot(grid[2], sharex=middle)
     figure.suptitle(f"zodbshootout mix: {run.workload or 'mix'}")
     _spectrum_chart(top, run)
     _time_charts(middle, bottom, run)
-    figure.tight_layout()
-    _save(figure, path)
+    colours = {record.database: f"C{i}" for i, record in enumerate(run.records)}
+    for row, (title, lines) in enumerate(groups.items(), start=3):
+        axes = figure.add_subplot(grid[row], sharex=middle)
+        _series_chart(axes, title, lines, colours)
+    if groups:
+        bottom.set_xlabel("")
+        figure.axes[-1].set_xlabel("seconds into the measured run")
+    return figure
+
+
+def series_groups(
+    run: MixRun, patterns: Sequence[str] | None = None
+) -> dict[str, list[tuple[str, Line]]]:
+    """Each panel's title and its lines, (database, line), every database's together."""
+    groups: dict[str, list[tuple[str, Line]]] = {}
+    for record in run.records:
+        for panel in panels(record, patterns):
+            groups.setdefault(panel.title, []).extend((record.database, ln) for ln in panel.lines)
+    return groups
+
+
+_STYLES = ("-", "--", ":", "-.")
+
+
+def _series_chart(
+    axes: Any, title: str, lines: list[tuple[str, Line]], colours: dict[str, str]
+) -> None:
+    """One panel: a line per database and series, the database's colour, a style per series."""
+    fields = list(dict.fromkeys(line.label for _database, line in lines))
+    several = len(colours) > 1
+    megabytes = title.endswith(": bytes") or title.endswith(": bytes/s")
+    for database, line in lines:
+        values = [v / 1e6 for v in line.values] if megabytes else list(line.values)
+        label = f"{database}: {line.label}" if several else line.label
+        style = _STYLES[fields.index(line.label) % len(_STYLES)]
+        axes.plot(line.t, values, color=colours[database], linestyle=style, label=label)
+    axes.set_title(title.replace("bytes", "MB") if megabytes else title, fontsize="medium")
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="x-small", ncol=2)
 
 
 def _spectrum_chart(axes: Any, run: MixRun) -> None:

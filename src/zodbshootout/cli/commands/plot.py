@@ -34,6 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_output(parser, "FILE.png", "where to write the chart (.png, .svg, .pdf)", required=True)
     add_aggregate(parser)
+    parser.add_argument(
+        "--series",
+        metavar="PATTERN",
+        action="append",
+        help="a mix run: the series drawn below latency and throughput, by name "
+        "(client.rss, zeo.commits, postgresql.object_state.dead_rows; shell-style "
+        "patterns: '*' is every series); repeat it for more. Default: the client's "
+        "caches and memory, and each server's commits, conflicts, reads and lock waits",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,8 +64,10 @@ def _plot_one(path: str, args: argparse.Namespace) -> None:
         from zodbshootout.render.mix_plot import plot_mix
         from zodbshootout.results.mix import MixRun
 
-        plot_mix(MixRun.of(result), args.output)
+        plot_mix(MixRun.of(result), args.output, args.series)
     else:
+        if args.series:
+            raise UsageError("--series draws a mix run's series; this is a classic run")
         from zodbshootout.render.plot import plot_result
 
         plot_result(result, args.output, saved_aggregate(result, args.aggregate))
