@@ -145,3 +145,91 @@ def test_history_report_screenshot_shows_the_table_and_the_charts(report, tmp_pa
     colours = set(counts)
     assert (0xF3, 0xF3, 0xF3) in colours
     assert any(abs(r - 0x1F) + abs(g - 0x77) + abs(b - 0xB4) < 12 for r, g, b in colours)
+
+
+# --- A mix run's pages ------------------------------------------------------------------
+
+#: After the load event: the chart's box on the page, and the links.
+MIX_PROBE = """<script>
+window.addEventListener("load", function () {
+  var charts = Array.prototype.map.call(document.querySelectorAll("img.chart"), function (i) {
+    var box = i.getBoundingClientRect();
+    return {natural: i.naturalWidth, left: box.left + window.scrollX,
+            top: box.top + window.scrollY, width: box.width, height: box.height};
+  });
+  var out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify({charts: charts,
+    links: Array.prototype.map.call(document.querySelectorAll("a"), function (a) {
+      return a.getAttribute("href"); })});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def mix_report(tmp_path_factory) -> pathlib.Path:
+    """A short mix run on an embedded ZEO server and SQLite, as a report."""
+    pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+    base = tmp_path_factory.mktemp("mixreport")
+    config = base / "mix.conf"
+    config.write_text(configs.embedded_zeo("zeo") + configs.sqlite("sqlite"))
+    result = base / "mix.json"
+    env = {"ZODBSHOOTOUT_DATA": str(base / "data")}
+    argv = ("-n", "200", "-d", "1.5", "--warmup", "0", "--interval", "0.25", "-q")
+    done = run_cli("mix", str(config), *argv, "-o", str(result), env=env)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    out = base / "site"
+    done = run_cli("report", str(result), "-o", str(out))
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert f"wrote {out / 'index.html'} (3 files)" in done.stderr
+    return out
+
+
+def test_a_mix_report_is_its_tables_and_a_chart_page_linked_from_them(mix_report, tmp_path):
+    assert sorted(p.name for p in mix_report.iterdir()) == [
+        MARKER, "index.html", "mix.html", "mix.svg"
+    ]  # fmt: skip
+    assert console_messages(tmp_path, mix_report / "index.html") == []
+    assert console_messages(tmp_path, mix_report / "mix.html") == []
+    index = probe(tmp_path, mix_report / "index.html", PROBE, 1280)
+    assert index["tables"] == 2  # a table per database
+    assert index["rows"] == 2 * 3  # read, update, all
+    assert "mix.html" in probe(tmp_path, mix_report / "index.html", MIX_PROBE, 1280)["links"]
+
+
+def test_every_panel_of_the_mix_page_s_chart_is_drawn_in_the_browser(mix_report, tmp_path):
+    """A screenshot of mix.html: in each panel's box (from the same figure, drawn here),
+    pixels of a data line (a saturated colour: frames, text and grids are grey)."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from zodbshootout.render.mix_plot import build_mix_figure
+    from zodbshootout.results import file as resultfile
+    from zodbshootout.results.mix import MixRun
+
+    page = mix_report / "mix.html"
+    facts = probe(tmp_path, page, MIX_PROBE, 1280)
+    (chart,) = facts["charts"]
+    assert chart["natural"] > 0, "the chart did not load"
+    assert "index.html" in facts["links"]
+    run = MixRun.of(resultfile.load(str(mix_report.parent / "mix.json")))
+    figure = build_mix_figure(run)
+    try:
+        figure.canvas.draw()
+        boxes = [axes.get_position() for axes in figure.axes]
+        assert len(boxes) >= 3 + 5  # spectrum, latency, throughput, series panels
+    finally:
+        plt.close(figure)
+    height = int(chart["top"] + chart["height"]) + 50
+    shot = tmp_path / "mix.png"
+    browse(tmp_path, page, f"--screenshot={shot}", f"--window-size=1280,{height}")
+    image = Image.open(shot).convert("HSV")
+    for box in boxes:
+        left = chart["left"] + box.x0 * chart["width"]
+        right = chart["left"] + box.x1 * chart["width"]
+        top = chart["top"] + (1 - box.y1) * chart["height"]
+        bottom = chart["top"] + (1 - box.y0) * chart["height"]
+        panel = image.crop((int(left) + 3, int(top) + 3, int(right) - 3, int(bottom) - 3))
+        saturated = sum(1 for _h, s, v in panel.getdata() if s > 100 and v > 80)
+        assert saturated > 50, f"the panel at {box} shows no data line"

@@ -36,10 +36,12 @@ from zodbshootout.results.stats import format_spread_warning
 if TYPE_CHECKING:
     from zodbshootout.results.compare import Comparison
     from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.mix import MixRun
     from zodbshootout.results.record import RunResult
 
-#: The chart files a report may write; a report removes those it did not write this time.
-CHART_FILES = ("run.svg", "comparison.svg", "history.svg")
+#: The chart files and pages beside index.html a report may write; a report removes
+#: those it did not write this time.
+CHART_FILES = ("run.svg", "comparison.svg", "history.svg", "mix.svg", "mix.html")
 
 _STYLE = """
 body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
@@ -73,6 +75,8 @@ class Report:
     charts: dict[str, bytes] = field(default_factory=dict)
     #: False: leave the charts out (they take seconds to draw).
     draw: bool = True
+    #: File name -> a complete HTML page beside index.html (a mix run's charts).
+    pages: dict[str, str] = field(default_factory=dict)
 
 
 def _e(text: Any) -> str:
@@ -205,6 +209,65 @@ def _run_tables(result: RunResult, aggregate: str) -> str:
     return "".join(parts)
 
 
+# --- A mix run ------------------------------------------------------------------------
+
+
+def mix_report(
+    run: MixRun, result: RunResult, source: str, patterns: list[str] | None = None
+) -> Report:
+    """The pages of a mix run: index.html with each database's table and notes, and
+    mix.html with the charts ``plot`` draws (the spectrum, latency, throughput and the
+    series on the run's time axis), linked from the index."""
+    from zodbshootout.render.mix import failure_notes, mix_notes, operation_table
+
+    name = result.metadata.get("label") or os.path.basename(source)
+    report = Report(f"zodbshootout mix: {name}")
+    charts = Report(f"zodbshootout mix: {name}: charts")
+    chart = _chart(
+        charts,
+        "mix.svg",
+        lambda: _mix_figure(run, patterns),
+        "latency by percentile; latency, throughput and the sampled series over time",
+    )
+    report.charts.update(charts.charts)
+    report.parts += [
+        f"<h1>{_e(report.title)}</h1>",
+        _paragraphs(
+            [
+                f"Started {format_timestamp(result.metadata.get('started'))}. Workload "
+                f"{run.workload or 'mix'}: transactions per second and latency in "
+                "milliseconds per operation (all: every operation together)."
+            ]
+        ),
+        '<p><a href="mix.html">Charts: latency, throughput and the series on the '
+        "run's time axis</a></p>",
+        *(_warning([line]) for line in failure_notes(run)),
+    ]
+    for record in run.records:
+        header, *rows = operation_table(record)
+        report.parts += [
+            f"<h2>{_e(record.database)}</h2>",
+            _table(header, rows, caption=f"{record.concurrency} workers, {record.seconds:.1f} s"),
+            '<ul class="notes">'
+            + "".join(f"<li>{_e(note)}</li>" for note in mix_notes(record, run))
+            + "</ul>",
+        ]
+    report.parts += ["<h2>Where and how it was measured</h2>", _metadata(format_metadata(result))]
+    charts.parts += [
+        f"<h1>{_e(charts.title)}</h1>",
+        '<p><a href="index.html">The tables</a></p>',
+        chart,
+    ]
+    report.pages["mix.html"] = render_page(charts)
+    return report
+
+
+def _mix_figure(run: MixRun, patterns: list[str] | None) -> Any:
+    from zodbshootout.render.mix_plot import build_mix_figure
+
+    return build_mix_figure(run, patterns)
+
+
 # --- Two runs ------------------------------------------------------------------------
 
 
@@ -303,17 +366,20 @@ def write_report(report: Report, directory: str) -> list[str]:
     if not os.path.isdir(directory):
         os.mkdir(directory)
     earlier = report_files(directory)
-    names = [*report.charts, "index.html"]
+    names = [*report.charts, *report.pages, "index.html"]
     mark_report_directory(directory, sorted(earlier | set(names)))
     written = []
     for name, data in report.charts.items():
         write_atomically(os.path.join(directory, name), data)
         written.append(os.path.join(directory, name))
+    for name, page in report.pages.items():
+        write_atomically(os.path.join(directory, name), page)
+        written.append(os.path.join(directory, name))
     index = os.path.join(directory, "index.html")
     write_atomically(index, render_page(report))
     for name in CHART_FILES:
         stale = os.path.join(directory, name)
-        ours = name in earlier and name not in report.charts
+        ours = name in earlier and name not in report.charts and name not in report.pages
         if ours and os.path.isfile(stale) and not os.path.islink(stale):
             os.unlink(stale)
     mark_report_directory(directory, names)

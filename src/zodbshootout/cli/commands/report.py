@@ -54,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
     )
     add_aggregate(parser)
+    parser.add_argument(
+        "--series",
+        metavar="PATTERN",
+        action="append",
+        help="one mix run: the series its chart page draws, as plot --series chooses them",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,11 +67,24 @@ def run(args: argparse.Namespace) -> int:
     from zodbshootout.render import html
 
     paths: list[str] = args.results
+    if args.series and not is_single(paths):
+        raise UsageError("--series chooses the series of one mix run's page")
     outputfile.check_report_directory(args.output)  # before drawing: a mistake costs no time
     if is_single(paths):
         result = resultfile.load(paths[0])
-        _refuse_mix_report([result])
-        report = html.run_report(result, saved_aggregate(result, args.aggregate), paths[0])
+        if result.mix:
+            from zodbshootout.results.mix import MixRun
+
+            run = MixRun.of(result)
+            if args.series:
+                from zodbshootout.render.mix_plot import check_patterns
+
+                check_patterns(run, args.series)
+            report = html.mix_report(run, result, paths[0], args.series)
+        else:
+            if args.series:
+                raise UsageError("--series chooses a mix run's series; this is a classic run")
+            report = html.run_report(result, saved_aggregate(result, args.aggregate), paths[0])
     elif is_pair(paths):
         report = _comparison_report(paths, args.aggregate)
     else:
@@ -103,10 +122,11 @@ def _comparison_report(paths: list[str], chosen: str | None) -> Report:
 
 
 def _refuse_mix_report(results: list[RunResult]) -> None:
-    """The web report has no page for mix runs yet: one line, not an error inside it."""
+    """The web report has a page for one mix run, not yet for two or a history of them."""
     if any(result.mix for result in results):
         raise UsageError(
-            "report has no page for mix runs yet: use show or compare --format markdown, and plot"
+            "report writes a page for one mix run; for two or more use compare or history "
+            "--format markdown, and plot"
         )
 
 
