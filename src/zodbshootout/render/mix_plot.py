@@ -122,7 +122,9 @@ def _series_chart(
         style = _STYLES[fields.index(line.label) % len(_STYLES)]
         axes.plot(line.t, values, color=colours[database], linestyle=style, label=label)
     axes.set_title(title.replace("bytes", "MB") if megabytes else title, fontsize="medium")
-    axes.set_ylim(bottom=0)
+    # From zero, with a little room below it: a series at zero shows above the axis.
+    top = max(axes.get_ylim()[1], 1.0)
+    axes.set_ylim(-0.04 * top, top)
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize="x-small", ncol=2)
 
