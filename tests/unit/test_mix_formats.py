@@ -319,12 +319,25 @@ def test_plot_of_three_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
     assert "'zodbshootout history' lines up more" in err
 
 
-def test_report_of_mix_runs_is_refused_in_one_line(saved, tmp_path, capsys):
-    for runs in ([saved["base"]], [saved["base"], saved["slow"]], [str(tmp_path)]):
+def test_report_of_two_mix_runs_or_more_is_refused_in_one_line(saved, tmp_path, capsys):
+    for runs in ([saved["base"], saved["slow"]], [str(tmp_path)]):
         assert main(["report", *runs, "-o", str(tmp_path / "site")]) == 2
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1
-        assert "report has no page for mix runs yet" in err
+        assert "report writes a page for one mix run; for two or more use compare" in err
+
+
+def test_report_of_one_mix_run_is_its_tables_and_a_chart_page(saved, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    site = tmp_path / "site"
+    assert main(["report", saved["base"], "-o", str(site), "--series", "x"]) == 2
+    assert "--series: this mix run sampled no series" in capsys.readouterr().err
+    assert main(["report", saved["base"], "-o", str(site)]) == 0
+    assert {"index.html", "mix.html", "mix.svg"} <= {p.name for p in site.iterdir()}
+    index = (site / "index.html").read_text()
+    assert '<a href="mix.html">' in index
+    assert index.count("<table>") == len(MixRun.of(resultfile.load(saved["base"])).records)
+    assert '<img class="chart" src="mix.svg"' in (site / "mix.html").read_text()
 
 
 def test_a_p_that_underflowed_is_shown_as_below_what_a_double_prints():
