@@ -1,7 +1,8 @@
 """``zodbshootout plot RESULT.json... -o CHART.png``: saved runs as a chart.
 
 One run: a bar chart per phase and database (a mix run: its latency
-spectrum and latency over time); two runs: a comparison chart; a directory
+spectrum, latency and throughput over time and its series below them; an
+--rtt ladder: throughput, and a mix run's p99, against the RTT); two runs: a comparison chart; a directory
 of runs (--save-to), or three or more: a history.
 """
 
@@ -60,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _plot_one(path: str, args: argparse.Namespace) -> None:
     result = resultfile.load(path)
-    if result.mix:
+    from zodbshootout.render.rtt_plot import is_ladder, plot_rtt
+
+    if is_ladder(result) and not args.series:
+        plot_rtt(result, args.output, saved_aggregate(result, args.aggregate))
+    elif result.mix:
         from zodbshootout.render.mix_plot import plot_mix
         from zodbshootout.results.mix import MixRun
 
