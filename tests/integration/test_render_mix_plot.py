@@ -66,7 +66,8 @@ def test_the_default_panels_are_the_series_the_run_sampled_every_one_drawn(mix_r
 
     run = _run(mix_result)
     zeo, sqlite = run.record("zeo"), run.record("sqlite")
-    assert "zeo.commits" in zeo.series and "client.1.rss" in sqlite.series
+    assert "zeo.commits" in zeo.series
+    assert "client.1.rss" in sqlite.series
     figure = build_mix_figure(run)
     try:
         titles = [axes.get_title() for axes in figure.axes]
@@ -110,9 +111,7 @@ def test_the_default_panels_are_the_series_the_run_sampled_every_one_drawn(mix_r
         plt.close(figure)
 
 
-def test_plot_draws_the_chosen_series_and_refuses_a_pattern_that_matches_none(
-    mix_result, tmp_path
-):
+def test_plot_draws_the_chosen_series_and_refuses_a_pattern_that_matches_none(mix_result, tmp_path):
     from PIL import Image, ImageStat
 
     chart = tmp_path / "zeo.png"

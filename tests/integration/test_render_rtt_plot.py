@@ -84,7 +84,9 @@ def test_a_classic_ladder_is_a_chart_per_phase_against_the_rtt_measured(classic,
             assert list(lines) == ["zeo"]
             assert xs == pytest.approx(sorted(_measured_ms(result)))
             rates = [cell_stats(result, CellKey(n, 1, 30, phase)).mean for n in STEPS]
-            assert ys == pytest.approx([r for _x, r in sorted(zip(_measured_ms(result), rates))])
+            assert ys == pytest.approx(
+                [r for _x, r in sorted(zip(_measured_ms(result), rates, strict=True))]
+            )
         # The delay is what the chart shows: a cold read slows down as the RTT grows.
         cold = charts["cold"]["zeo"][1]
         assert cold[0] > cold[-1]

@@ -85,7 +85,12 @@ def test_the_workers_series_are_added_up_and_each_server_is_a_panel_per_kind_and
             "zeo.stores": _series("stores", [-0.1, 0.4, 0.9], [0, 1, 2]),
         }
     )
-    assert chosen(record) == ["client.rss", "client.client_cache_hits", "zeo.commits", "zeo.waiting"]
+    assert chosen(record) == [
+        "client.rss",
+        "client.client_cache_hits",
+        "zeo.commits",
+        "zeo.waiting",
+    ]
     by_title = {panel.title: panel for panel in panels(record)}
     assert list(by_title) == [
         "client: bytes",

@@ -64,7 +64,9 @@ def check_patterns(run: MixRun, patterns: Sequence[str] | None) -> None:
     names = sorted({name for record in run.records for name in chosen(record, ["*"])})
     if not names:
         raise UsageError("--series: this mix run sampled no series")
-    raise UsageError(f"--series {' '.join(patterns)} matches no series; the run has: {', '.join(names)}")
+    raise UsageError(
+        f"--series {' '.join(patterns)} matches no series; the run has: {', '.join(names)}"
+    )
 
 
 def build_mix_figure(run: MixRun, patterns: Sequence[str] | None = None) -> Any:

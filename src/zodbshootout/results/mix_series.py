@@ -221,7 +221,9 @@ def panels(record: MixRecord, patterns: Sequence[str] | None = None) -> list[Pan
         rate = is_counter(field)
         if rate:
             times, values = rates(times, values)
-        grouped.setdefault((source, rate, unit), []).append(Line(field, tuple(times), tuple(values)))
+        grouped.setdefault((source, rate, unit), []).append(
+            Line(field, tuple(times), tuple(values))
+        )
     return [
         Panel(source, unit, rate, tuple(lines)) for (source, rate, unit), lines in grouped.items()
     ]

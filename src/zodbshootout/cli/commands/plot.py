@@ -2,7 +2,8 @@
 
 One run: a bar chart per phase and database (a mix run: its latency
 spectrum, latency and throughput over time and its series below them; an
---rtt ladder: throughput, and a mix run's p99, against the RTT); two runs: a comparison chart; a directory
+--rtt ladder: throughput, and a mix run's p99, against the RTT); two
+runs: a comparison chart; a directory
 of runs (--save-to), or three or more: a history.
 """
 
