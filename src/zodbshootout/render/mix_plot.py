@@ -92,7 +92,10 @@ def build_mix_figure(run: MixRun, patterns: Sequence[str] | None = None) -> Any:
         axes = figure.add_subplot(grid[row], sharex=middle)
         _series_chart(axes, title, lines, colours)
     if groups:
+        # One time axis: its numbers and label under the last panel only.
         bottom.set_xlabel("")
+        for axes in figure.axes[1:-1]:
+            axes.tick_params(labelbottom=False)
         figure.axes[-1].set_xlabel("seconds into the measured run")
     return figure
 

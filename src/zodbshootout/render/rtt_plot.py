@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from zodbshootout.errors import UsageError
-from zodbshootout.render.plot import _image_format, _pyplot, _save, rate_unit
+from zodbshootout.render.plot import _image_format, _pyplot, _save, _short_formatter, rate_unit
 from zodbshootout.results.record import CellKey, RunResult
 from zodbshootout.results.rtt import ladder_rows, measured_rtt
 from zodbshootout.results.stats import cell_stats
@@ -104,6 +104,9 @@ def build_rtt_figure(result: RunResult, aggregate: str = "mean") -> Any:
             axes.set_title(title)
             axes.set_ylabel(f"{rate_unit(title)} (log scale)")
             axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(_short_formatter())
+        axes.yaxis.set_minor_formatter(_short_formatter())
+        axes.tick_params(axis="y", which="minor", labelsize="x-small")
         axes.set_xlabel("round trip measured (ms)")
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(fontsize="x-small")
