@@ -23,6 +23,8 @@ from zodbshootout.results.stats import cell_stats
 #: (label, [(rtt ms, value)]) of one line of a chart.
 Points = list[tuple[float, float]]
 
+_STYLES = ("-", "--", ":", "-.")
+
 
 def is_ladder(result: RunResult) -> bool:
     """Whether *result* has a ladder with some database measured at two RTTs or more."""
@@ -90,11 +92,21 @@ def build_rtt_figure(result: RunResult, aggregate: str = "mean") -> Any:
     columns = min(3, len(charts))
     rows = -(-len(charts) // columns)
     figure = plt.figure(figsize=(max(8.0, 4.6 * columns), 1.2 + 3.6 * rows), layout="constrained")
+    databases = list(_rows_by_database(result))
     for index, (title, lines) in enumerate(charts.items()):
         axes = figure.add_subplot(rows, columns, index + 1)
+        operations: list[str] = []
         for label, points in lines.items():
             points = sorted(points)
-            axes.plot([x for x, _y in points], [y for _x, y in points], marker="o", label=label)
+            style: dict[str, Any] = {}
+            if result.mix:  # a colour per database, a line style per operation
+                database, _, operation = label.rpartition(" ")
+                if operation not in operations:
+                    operations.append(operation)
+                style["color"] = f"C{databases.index(database) % 10}"
+                style["linestyle"] = _STYLES[operations.index(operation) % len(_STYLES)]
+            xs, ys = [x for x, _y in points], [y for _x, y in points]
+            axes.plot(xs, ys, marker="o", label=label, **style)
         if result.mix:
             axes.set_title("throughput" if title == "tx/s" else "p99 latency")
             axes.set_ylabel("transactions/s" if title == "tx/s" else "p99 (ms)")
