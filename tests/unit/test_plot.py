@@ -174,3 +174,17 @@ def test_open_counts_connections_per_second_in_every_chart():
         assert units["add"] == "objects/s"
     finally:
         plt.close(figure)
+
+
+def test_series_of_a_classic_run_is_refused_in_one_line(tmp_path, capsys):
+    from zodbshootout.cli.entry import main
+    from zodbshootout.results import file as resultfile
+
+    saved = str(tmp_path / "run.json")
+    resultfile.save(sample_result(), saved)
+    for command in ("plot", "report"):
+        out = str(tmp_path / ("x.png" if command == "plot" else "site"))
+        assert main([command, saved, "-o", out, "--series", "zeo.*"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1
+        assert "--series chooses a mix run's series; this is a classic run" in err

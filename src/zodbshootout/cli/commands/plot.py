@@ -73,7 +73,7 @@ def _plot_one(path: str, args: argparse.Namespace) -> None:
         plot_mix(MixRun.of(result), args.output, args.series)
     else:
         if args.series:
-            raise UsageError("--series draws a mix run's series; this is a classic run")
+            raise UsageError("--series chooses a mix run's series; this is a classic run")
         from zodbshootout.render.plot import plot_result
 
         plot_result(result, args.output, saved_aggregate(result, args.aggregate))
