@@ -92,23 +92,29 @@ class _Names:
             self.trace.class_names[self.number] = b"".join(self.parts).decode("utf-8", "replace")
 
 
+def _made(fields: tuple[Any, ...], op: Op, flags: int) -> Record:
+    """The Record of unpacked *fields*, whose operation and flags were checked."""
+    first, connection, transaction, oid, tid, size = fields
+    return Record(
+        first & 0xFFFFFFFFFFFF,
+        op,
+        flags,
+        connection,
+        transaction,
+        int.from_bytes(oid, "big"),
+        int.from_bytes(tid, "big"),
+        size,
+    )
+
+
 def _record(fields: tuple[Any, ...], offset: int, names: _Names) -> Record | None:
     """The record of unpacked *fields* at byte *offset*, checked; None for a CLASS_NAME
     (which starts a name)."""
-    first, connection, transaction, oid, tid, size = fields
+    first, tid, size = fields[0], fields[4], fields[5]
     op = OPERATIONS.get((first >> 48) & 0xFF)
     flags = first >> 56
     if op is not None and not flags & ~KNOWN_FLAGS and size <= MAX_SIZE and op < Op.CLASS:
-        return Record(
-            first & 0xFFFFFFFFFFFF,
-            op,
-            flags,
-            connection,
-            transaction,
-            int.from_bytes(oid, "big"),
-            int.from_bytes(tid, "big"),
-            size,
-        )
+        return _made(fields, op, flags)
     where = f"{names.trace.path}: record at byte {offset}"
     if op is None:
         raise TraceError(f"{where}: unknown operation {(first >> 48) & 0xFF}")
@@ -121,16 +127,7 @@ def _record(fields: tuple[Any, ...], offset: int, names: _Names) -> Record | Non
         return None
     if op is Op.CLASS and size not in names.trace.class_names:
         raise TraceError(f"{where}: class number {size} was never named")
-    return Record(
-        first & 0xFFFFFFFFFFFF,
-        op,
-        flags,
-        connection,
-        transaction,
-        int.from_bytes(oid, "big"),
-        int.from_bytes(tid, "big"),
-        size,
-    )
+    return _made(fields, op, flags)
 
 
 def _checked(trace: Trace, stream: BinaryIO) -> Iterator[Record]:
