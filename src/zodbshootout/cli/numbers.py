@@ -142,6 +142,31 @@ class Number(Numeric):
         return [value, value + self.suffix] if self.suffix else [value]
 
 
+class Seconds(Number):
+    """A duration: seconds (``90``, ``90s``) or minutes and hours (``15m``, ``2h``)."""
+
+    UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+    def __init__(self, minimum: float, maximum: float, *, above: bool = False) -> None:
+        super().__init__(float, minimum, maximum, "seconds", above=above)
+
+    def __call__(self, text: str) -> int | float:
+        word = text.strip()
+        factor = self.UNITS.get(word[-1:].lower()) if word[:-1].strip() else None
+        if factor is None:
+            return super().__call__(text)
+        try:
+            value = float(word[:-1].strip()) * factor
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not {self.describe()}") from None
+        if not self.contains(value):
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not {self.describe()}")
+        return value
+
+    def describe(self) -> str:
+        return super().describe() + " (or minutes and hours: 15m, 2h)"
+
+
 class Numbers(Numeric):
     """``100,1000``: a comma-separated list of :class:`Number` *item*, each in its range."""
 

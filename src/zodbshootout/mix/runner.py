@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
@@ -33,13 +34,15 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.faults import Fault
+from zodbshootout.mix.checkpoint import Checkpoints
 from zodbshootout.mix.counting import counting_pass
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.series import add_server_series, server_series
 from zodbshootout.mix.worker import MixPlan, MixTask
 from zodbshootout.network.delays import RttStep
+from zodbshootout.results.drift import drift, restart_verdict
 from zodbshootout.results.histogram import merge
-from zodbshootout.results.mix import merge_reports
+from zodbshootout.results.mix import MixRecord, join_stages, merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.results.rtt import mix_fits
 from zodbshootout.run.ladder import Ladder, Route
@@ -70,6 +73,11 @@ class MixOptions:
     #: --work: after the measured run, an untimed pass counts each operation's work
     #: (zodbshootout.mix.counting), in a worker process of its own.
     work: bool = False
+    #: --checkpoint: seconds between saves of the intervals closed so far (None: no saves).
+    checkpoint_seconds: float | None = None
+    #: --restart-clients: seconds into the measured duration at which the workers stop
+    #: and new worker processes start (new connections and caches); None: never.
+    restart_at_seconds: float | None = None
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -92,6 +100,8 @@ class MixOptions:
             "mode": "threads" if self.threads else "processes",
             "hosts": {host.name: host.share for host in self.hosts},
             "work": self.work,
+            "checkpoint_seconds": self.checkpoint_seconds,
+            "restart_clients_at_seconds": self.restart_at_seconds,
         }
 
 
@@ -268,7 +278,12 @@ class MixRunner(RunnerSkeleton):
     def _run(
         self, session: concurrency.Session, name: str, row: str, route: Route, plan: MixPlan
     ) -> tuple[dict[str, Any], list[str]]:
-        """The workers' reports merged into the database's record; why servers were lost."""
+        """The workers' reports merged into the database's record; why servers were lost.
+
+        With --restart-clients, two stages of new worker processes: the first
+        until the restart, the second (no warm-up) for the rest of the
+        duration; each worker's two reports are joined into one.
+        """
         options = self.options
         hosts = ", ".join(host.name for host in options.hosts)
         where = f" on {hosts}" if hosts else ""
@@ -276,7 +291,66 @@ class MixRunner(RunnerSkeleton):
             f"{row}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
             f"then {plan.duration_seconds:g} s of {plan.workload.name}"
         )
-        tasks = [
+        checkpoints = Checkpoints(
+            row,
+            plan.workload.name,
+            options.concurrency,
+            plan.interval_seconds,
+            options.checkpoint_seconds,
+            self._save_partial,
+        )
+        lines = _IntervalLines(
+            row, options.concurrency, plan.interval_seconds, self.say, checkpoints.closed
+        )
+        stages = [plan]
+        restart = options.restart_at_seconds
+        if restart is not None and 0 < restart < plan.duration_seconds:
+            stages = [
+                replace(plan, duration_seconds=restart),
+                replace(plan, duration_seconds=plan.duration_seconds - restart, warmup_seconds=0),
+            ]
+        direct = list(route.setup[1] if route.setup else route.addresses)
+        stage_reports: list[list[dict[str, Any]]] = []
+        host_facts: dict[str, Any] = {}
+        with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
+            for number, stage in enumerate(stages):
+                if number:
+                    stage = replace(stage, insert_base=next_insert_base(stage, stage_reports[-1]))
+                    self.say(f"{row}: restarting the workers (new processes, connections, caches)")
+                    checkpoints.next_stage()
+                    lines.offset = len(checkpoints.intervals)
+                tasks = self._tasks(name, route, stage)
+                wait = stage.warmup_seconds + stage.duration_seconds + options.timeout_seconds
+                outcome = session.run_stage(tasks, wait, on_progress=lines.take)
+                if outcome.error is not None:
+                    raise CellError(outcome.error)
+                stage_reports.append(list(outcome.timings))
+                host_facts = outcome.host_facts or host_facts
+                if any(report.get("server_lost") for report in outcome.timings):
+                    break
+        reports = stage_reports[0]
+        restarted = None
+        if len(stage_reports) > 1:
+            reports, restarted = join_stages(stage_reports[0], stage_reports[1])
+        record = merge_reports(row, reports, plan, options.concurrency)
+        add_server_series(record, sampling)
+        if restarted is not None:
+            record["restart"] = restarted
+        self._judge(record)
+        lost = [report["server_lost"] for report in reports if report.get("server_lost")]
+        if host_facts:
+            cell = {"database": row, "object_count": plan.objects}
+            cell.update(concurrency=options.concurrency, repetition=1)
+            self.record_host_facts(cell, host_facts)
+            places = host_facts.get("workers", {})
+            self.result.metadata["mix_workers"][row] = places
+            for entry in record["workers"]:  # each worker's share beside its host
+                entry["host"] = places.get(str(entry["worker"]), {}).get("host")
+        return record, lost
+
+    def _tasks(self, name: str, route: Route, plan: MixPlan) -> list[MixTask]:
+        options = self.options
+        return [
             MixTask(
                 route.source,
                 name,
@@ -289,34 +363,62 @@ class MixRunner(RunnerSkeleton):
             )
             for worker in range(options.concurrency)
         ]
-        lines = _IntervalLines(row, options.concurrency, plan.interval_seconds, self.say)
-        wait = plan.warmup_seconds + plan.duration_seconds + options.timeout_seconds
-        direct = list(route.setup[1] if route.setup else route.addresses)
-        with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
-            outcome = session.run_stage(tasks, wait, on_progress=lines.take)
-        if outcome.error is not None:
-            raise CellError(outcome.error)
-        record = merge_reports(row, outcome.timings, plan, options.concurrency)
-        add_server_series(record, sampling)
-        lost = [report["server_lost"] for report in outcome.timings if report.get("server_lost")]
-        if outcome.host_facts:
-            cell = {"database": row, "object_count": plan.objects}
-            cell.update(concurrency=options.concurrency, repetition=1)
-            self.record_host_facts(cell, outcome.host_facts)
-            places = outcome.host_facts.get("workers", {})
-            self.result.metadata["mix_workers"][row] = places
-            for entry in record["workers"]:  # each worker's share beside its host
-                entry["host"] = places.get(str(entry["worker"]), {}).get("host")
-        return record, lost
+
+    def _judge(self, record: dict[str, Any]) -> None:
+        """The drift verdict (and, after a restart, the client-or-server one) in *record*."""
+        typed = MixRecord.from_data(record)
+        record["drift"] = drift(typed)
+        if typed.restart is not None:
+            record["restart"] = {**typed.restart, **restart_verdict(typed)}
+
+    def _save_partial(self, record: dict[str, Any]) -> None:
+        """A checkpoint (from the progress thread): the result so far, *record* marked partial.
+
+        A copy: the run's own result is only appended to by the coordinator,
+        which waits for the workers meanwhile.
+        """
+        if self.on_database_done is None:
+            return
+        partial = dict(record)
+        with contextlib.suppress(Exception):  # a verdict is a courtesy here
+            partial["drift"] = drift(MixRecord.from_data(partial))
+        metadata = {
+            **self.result.metadata,
+            "partial": {
+                "database": record["database"],
+                "saved_at": time.time(),
+                "measured_seconds": record["seconds"],
+            },
+        }
+        self.on_database_done(
+            replace(self.result, mix=[*self.result.mix, partial], metadata=metadata)
+        )
+
+
+def next_insert_base(plan: MixPlan, reports: list[dict[str, Any]]) -> int:
+    """The first key the next stage's inserts may use: above every key the last one used.
+
+    Worker w of c inserted keys base + w + k·c for k below its count
+    (``inserted``, warm-up included), all below base + c · max(count).
+    """
+    most = max((int(report.get("inserted", 0)) for report in reports), default=0)
+    return plan.insert_base + len(reports) * most
 
 
 class _IntervalLines:
     """Live per-interval lines: when every worker has closed interval i, one line for it."""
 
     def __init__(
-        self, name: str, workers: int, interval_seconds: float, say: Callable[[str], None]
+        self,
+        name: str,
+        workers: int,
+        interval_seconds: float,
+        say: Callable[[str], None],
+        on_closed: Callable[[int, list[tuple[int, str]]], None] | None = None,
     ) -> None:
         self.name = name
+        self.on_closed = on_closed  # every worker closed interval i (the checkpoints)
+        self.offset = 0  # intervals of the stages before (--restart-clients)
         self.workers = workers
         self.interval_seconds = interval_seconds
         self.say = say
@@ -332,7 +434,9 @@ class _IntervalLines:
             if len(entries) < self.workers:
                 return
             del self._pending[index]
-        self.say(self._line(index, entries))
+        if self.on_closed is not None:
+            self.on_closed(index, entries)
+        self.say(self._line(self.offset + index, entries))
 
     def _line(self, index: int, entries: list[tuple[int, str]]) -> str:
         transactions = sum(count for count, _h in entries)

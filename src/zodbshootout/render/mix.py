@@ -16,6 +16,7 @@ from typing import Any
 
 from zodbshootout.render.rtt import ladder_notes, mix_fit_notes
 from zodbshootout.render.skew import SKEW_SHARE
+from zodbshootout.results import drift
 from zodbshootout.results.mix import MixRecord, MixRun
 from zodbshootout.results.mix_fairness import (
     fairness,
@@ -190,12 +191,32 @@ def mix_notes(record: MixRecord, run: MixRun) -> list[str]:
     then how fairly the commits fell on them (:func:`fairness_notes`), then which
     series were sampled and which could not be, then the --rtt ladder's lines."""
     return (
-        record_notes(record)
+        soak_notes(record)
+        + record_notes(record)
         + host_notes(record, run)
         + fairness_notes(record)
         + series_notes(record)
         + _rtt_notes(record, run)
     )
+
+
+def soak_notes(record: MixRecord) -> list[str]:
+    """A checkpoint's warning, the drift verdict, the --restart-clients verdict (results.drift)."""
+    notes = []
+    if record.partial:
+        notes.append(
+            f"partial: a checkpoint saved while the run went on ({len(record.intervals)} "
+            "intervals); its end, if it came, replaces it; every operation together as 'all'"
+        )
+    if record.drift is not None:
+        sentence = drift.describe(dict(record.drift), record.seconds)
+        if sentence:
+            notes.append(sentence)
+    if record.restart is not None:
+        sentence = drift.describe_restart(dict(record.restart))
+        if sentence:
+            notes.append(sentence)
+    return notes
 
 
 def _rtt_notes(record: MixRecord, run: MixRun) -> list[str]:
@@ -449,6 +470,9 @@ def mix_document(run: MixRun) -> dict[str, Any]:
                 "notes": mix_notes(record, run),
                 # Only where sampled: older runs' documents stay as they were.
                 **({"series": series_document(record)} if record.series else {}),
+                **({"drift": dict(record.drift)} if record.drift is not None else {}),
+                **({"restart": dict(record.restart)} if record.restart is not None else {}),
+                **({"partial": True} if record.partial else {}),
             }
         )
     return {

@@ -58,6 +58,24 @@ def _text(data: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
+#: Series that are levels (gauges), by the last part of their name; every other
+#: series is a counter (cumulative: its rate per second is what moves).
+GAUGES = frozenset(
+    (
+        "pickle_cache_objects", "pickle_cache_bytes", "client_cache_objects",
+        "client_cache_bytes", "rss", "live_rows", "dead_rows", "connections",
+        "waiting_on_locks", "locks", "curr_items", "bytes", "curr_connections",
+        "threads_connected", "threads_running", "history_list_length", "active_txns",
+        "waiting",
+    )
+)  # fmt: skip
+
+
+def is_counter(name: str) -> bool:
+    """Whether the series *name* counts (cumulative) rather than measures a level."""
+    return name.rsplit(".", 1)[-1] not in GAUGES
+
+
 @dataclass(frozen=True)
 class OperationTotals:
     """One operation's committed transactions in one database, every worker together.
@@ -225,6 +243,13 @@ class MixRecord:
     series_notes: tuple[str, ...] = ()
     #: The wall-clock time (epoch seconds) of t = 0: the first worker's measurement start.
     series_origin: float | None = None
+    #: Did throughput or p99 drift over the run (see results.drift); None before it was kept.
+    drift: Mapping[str, Any] | None = None
+    #: --restart-clients: when the workers restarted and the verdict (see results.drift).
+    restart: Mapping[str, Any] | None = None
+    #: A checkpoint's record, saved while the run went on (--checkpoint): the intervals
+    #: closed so far and every operation together as ``all``; the run's end replaces it.
+    partial: bool = False
 
     @classmethod
     def from_data(cls, data: Any) -> MixRecord:
@@ -251,6 +276,9 @@ class MixRecord:
         notes = data.get("series_notes") or []
         if not isinstance(series, dict) or not isinstance(notes, list):
             raise ValueError("series or series_notes of the wrong type")
+        drift, restart = data.get("drift"), data.get("restart")
+        if not isinstance(drift, dict | None) or not isinstance(restart, dict | None):
+            raise ValueError("drift or restart of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -275,6 +303,9 @@ class MixRecord:
             series={str(name): Series.from_data(entry) for name, entry in series.items()},
             series_notes=tuple(str(note) for note in notes),
             series_origin=_optional_number(data, "series_origin"),
+            drift=drift,
+            restart=restart,
+            partial=bool(data.get("partial", False)),
         )
 
     @property
@@ -497,3 +528,91 @@ def _merge_intervals(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return merged
+
+
+# --- Joining the two stages of --restart-clients -------------------------------------
+
+
+def join_stages(
+    first: list[dict[str, Any]], second: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each worker's reports of the two stages as one report; the restart's record.
+
+    The second stage's new processes count from their own start: their
+    intervals follow the first's, their series' times are moved onto the
+    first's time axis, and a counter that restarted from zero continues from
+    where the first process left it (a jump would read as a burst).  The
+    restart's record says after which interval it came and how many seconds
+    passed between the two measurements (processes starting, connecting).
+    """
+    by_worker = {report["worker"]: report for report in second}
+    # Every worker's first stage as long as the shortest (one more interval
+    # closed by one clock is not the run's), so interval i stays interval i.
+    at = min(len(report["intervals"]) for report in first)
+    joined = []
+    gaps = []
+    for a in first:
+        b = by_worker.get(a["worker"])
+        if b is None:
+            joined.append(a)
+            continue
+        shift = 0.0
+        if a.get("started_at") is not None and b.get("started_at") is not None:
+            shift = b["started_at"] - a["started_at"]
+            gaps.append(shift - a["seconds"])
+        joined.append(_join_two({**a, "intervals": a["intervals"][:at]}, b, shift))
+    restart = {"after_interval": at, "gap_seconds": round(max(gaps), 3) if gaps else None}
+    return joined, restart
+
+
+def _join_two(a: dict[str, Any], b: dict[str, Any], shift: float) -> dict[str, Any]:
+    operations = {}
+    for op, x in a["operations"].items():
+        y = b["operations"][op]
+        service = [e["service"] for e in (x, y) if e["service"] is not None]
+        operations[op] = {
+            "count": x["count"] + y["count"],
+            "latency": encode(merge([x["latency"], y["latency"]])),
+            "service": encode(merge(service)) if service else None,
+            "conflicts": sum_counts([x["conflicts"], y["conflicts"]]),
+            "retries": x["retries"] + y["retries"],
+            "failures": sum_counts([x["failures"], y["failures"]]),
+            "lag_sum_seconds": x["lag_sum_seconds"] + y["lag_sum_seconds"],
+            "lag_max_seconds": max(x["lag_max_seconds"], y["lag_max_seconds"]),
+        }
+    counters = [c for c in (a["counters"], b["counters"]) if c is not None]
+    series = dict(a.get("series") or {})
+    for name, entry in (b.get("series") or {}).items():
+        before = series.get(name)
+        values = list(entry["values"])
+        if before and before["values"] and values and is_counter(name):
+            lift = before["values"][-1] - values[0]
+            values = [value + lift for value in values]
+        times = [round(t + shift, 3) for t in entry["t"]]
+        if before:
+            series[name] = {
+                "unit": before["unit"],
+                "t": list(before["t"]) + times,
+                "values": list(before["values"]) + values,
+            }
+        else:
+            series[name] = {"unit": entry["unit"], "t": times, "values": values}
+    notes = list(a.get("series_notes") or [])
+    notes += [note for note in b.get("series_notes") or [] if note not in notes]
+    spent = [s for s in (a.get("series_seconds"), b.get("series_seconds")) if s is not None]
+    return {
+        **a,
+        "operations": operations,
+        "intervals": list(a["intervals"]) + list(b["intervals"]),
+        "seconds": a["seconds"] + b["seconds"],
+        "unstarted": a["unstarted"] + b["unstarted"],
+        "increments": a["increments"] + b["increments"],
+        "warmup_increments": a["warmup_increments"] + b["warmup_increments"],
+        "uncertain_increments": a["uncertain_increments"] + b["uncertain_increments"],
+        "inserted": a["inserted"] + b["inserted"],
+        "counters": sum_counters(counters) if counters else None,
+        "server_lost": a.get("server_lost") or b.get("server_lost"),
+        "series": series,
+        "series_notes": notes,
+        "series_seconds": sum(spent) if spent else None,
+    }

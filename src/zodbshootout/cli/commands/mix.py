@@ -23,6 +23,7 @@ from zodbshootout.cli.numbers import (
     TIMEOUT,
     Number,
     Parsed,
+    Seconds,
 )
 from zodbshootout.cli.parsing import add_format, add_hosts_and_rtt, add_output
 from zodbshootout.cli.printing import write_line
@@ -100,6 +101,33 @@ MIN_INTERVAL_SECONDS = 0.1
 MAX_INTERVALS = 100_000
 
 
+#: The most intervals a run keeps when --interval is not given: a 2-hour run keeps
+#: 1 s intervals, a longer one coarser ones (bounded memory and result file).
+SOAK_INTERVALS = 7_200
+#: The shortest --checkpoint: a save a second at most.
+MIN_CHECKPOINT_SECONDS = 1.0
+DEFAULT_CHECKPOINT_SECONDS = 60.0
+
+
+def interval_for(duration_seconds: float, interval_seconds: float | None) -> float:
+    """--interval as given, else 1 s, or coarser so that at most SOAK_INTERVALS are kept."""
+    if interval_seconds is not None:
+        return interval_seconds
+    return max(1.0, duration_seconds / SOAK_INTERVALS)
+
+
+def restart_at(text: str) -> float:
+    """--restart-clients AT: a fraction of --duration below 1, or seconds (30, 30s, 10m)."""
+    word = text.strip()
+    try:
+        value = float(word)
+    except ValueError:
+        value = None
+    if value is not None and 0 < value < 1:
+        return -value  # a fraction: negative until the duration is known (mix_options)
+    return Seconds(0, MAX_TIMEOUT_SECONDS, above=True)(text)
+
+
 def _check_intervals(duration_seconds: float, interval_seconds: float) -> None:
     """Refuse a run that would keep more than :data:`MAX_INTERVALS` intervals."""
     if duration_seconds / interval_seconds > MAX_INTERVALS:
@@ -122,7 +150,7 @@ _SIZES: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
     (("-k", "--objects-per-transaction"), PER_TRANSACTION, 5,
      "K, objects a read, update, rmw or readcurrent touches (default {default})"),
     (("--scan-length",), PER_TRANSACTION, 50, "L, objects a scan reads (default {default})"),
-    (("-d", "--duration"), Number(float, MIN_DURATION_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"),
+    (("-d", "--duration"), Seconds(MIN_DURATION_SECONDS, MAX_TIMEOUT_SECONDS),
      DEFAULT_DURATION_SECONDS,
      f"measured seconds, at least {MIN_DURATION_SECONDS:g} (default {{default:g}})"),
     (("--warmup",), Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds"), DEFAULT_WARMUP_SECONDS,
@@ -134,8 +162,13 @@ _REPEATS: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
     (("--max-tries",), Number(int, 1, MAX_TRIES), 10,
      "attempts of a transaction that conflicts (default {default})"),
     (("--seed",), SEED, None, "seed of the key and operation choices (default: random; recorded)"),
-    (("--interval",), Number(float, MIN_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"), 1.0,
-     "seconds per progress interval, at least {MIN_INTERVAL_SECONDS:g} (default {default:g})"),
+    (("--interval",), Number(float, MIN_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"), None,
+     "seconds per progress interval, at least {MIN_INTERVAL_SECONDS:g} (default 1, or "
+     f"--duration ÷ {SOAK_INTERVALS:,} for longer runs)"),
+    (("--checkpoint",), Seconds(MIN_CHECKPOINT_SECONDS, MAX_TIMEOUT_SECONDS),
+     DEFAULT_CHECKPOINT_SECONDS,
+     "with -o or --save-to: save the intervals closed so far every SECONDS while the run "
+     "goes on, marked partial (default {default:g})"),
 )  # fmt: skip
 
 
@@ -209,6 +242,16 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         "server loads, round trips, stores, bytes, polls), cold and hot (docs/mix.rst)",
     )
     parser.add_argument(
+        "--restart-clients",
+        metavar="AT",
+        type=restart_at,
+        default=None,
+        help="stop the workers at AT (a fraction of --duration below 1, or seconds: 30, 10m) "
+        "and start new worker processes (new connections and caches) for the rest; the "
+        "intervals just before and after tell whether a decay lives in the client or the "
+        "server (docs/soak.rst)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=TIMEOUT,
@@ -248,12 +291,25 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     from zodbshootout.mix.worker import MixPlan
 
     workload = choose_workload(args.workload, args.mix, args.keys)
-    _check_intervals(args.duration, args.interval)
+    interval = interval_for(args.duration, args.interval)
+    _check_intervals(args.duration, interval)
+    restart = args.restart_clients
+    if restart is not None:
+        restart = -restart * args.duration if restart < 0 else restart
+        if restart >= args.duration:
+            raise UsageError(
+                f"--restart-clients {restart:g} s is not within --duration {args.duration:g} s"
+            )
     hosts: tuple[HostSpec, ...] = ()
     if args.work and args.threads:
         # Its counters wrap ZODB's classes in the process that counts: the threads' own.
         raise UsageError(
             "--work counts in a worker process of its own, which --threads doesn't start; "
+            "run it without --threads"
+        )
+    if args.restart_clients is not None and args.threads:
+        raise UsageError(
+            "--restart-clients starts new worker processes, which --threads doesn't start; "
             "run it without --threads"
         )
     if args.hosts:
@@ -273,7 +329,7 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     shape = Shape(args.objects_per_transaction, args.scan_length, args.object_size)
     plan = MixPlan(
         workload, args.objects, shape, args.duration, args.warmup, seed, args.max_tries,
-        rate_per_second=args.rate, arrival=args.arrival, interval_seconds=args.interval,
+        rate_per_second=args.rate, arrival=args.arrival, interval_seconds=interval,
     )  # fmt: skip
     # The tests' fault hook (see faults); None in real runs.
     fault = faults.from_environment()
@@ -286,6 +342,8 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         fault,
         rtt=tuple(args.rtt),
         work=args.work,
+        checkpoint_seconds=args.checkpoint,
+        restart_at_seconds=restart,
     )
 
 

@@ -1,0 +1,118 @@
+"""A long mix run saved while it runs: the intervals closed so far, as a partial record.
+
+The workers send each closed interval (its transactions and encoded
+histogram) on the session's progress channel; the runner's
+:class:`Checkpoints` merges interval *i* once every worker closed it, keeps
+it as four numbers (transactions, p50, p99, max) and adds its histogram to
+one running total, so that its memory grows by a few dozen bytes an
+interval, never per transaction.  Every *every_seconds* of wall-clock time
+it hands a partial record of the database to its *save* callback (the
+runner writes the result file atomically: a temporary file renamed over
+the old one), so a SIGKILL, a crash or a full disk leaves the last
+checkpoint readable.  The partial record holds every operation together as
+``all`` (the intervals don't tell operations apart) and ``partial: true``;
+the record the workers' reports make at the end replaces it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from zodbshootout.results.histogram import encode, merge, new_histogram
+
+#: The seconds between checkpoints by default (--checkpoint).
+DEFAULT_CHECKPOINT_SECONDS = 60.0
+
+
+def merged_interval(entries: list[tuple[int, str]]) -> tuple[dict[str, Any], Any]:
+    """Every worker's interval *i* as the record's interval, and their histograms' union."""
+    transactions = sum(count for count, _h in entries)
+    union = merge([histogram for _c, histogram in entries])
+    interval = {
+        "transactions": transactions,
+        "p50_us": union.get_value_at_percentile(50.0) if transactions else None,
+        "p99_us": union.get_value_at_percentile(99.0) if transactions else None,
+        "max_us": union.get_max_value() if transactions else None,
+    }
+    return interval, union
+
+
+class Checkpoints:
+    """The closed intervals of one database's run, merged; a partial record every so often."""
+
+    def __init__(
+        self,
+        row: str,
+        workload: str,
+        workers: int,
+        interval_seconds: float,
+        every_seconds: float | None,
+        save: Callable[[dict[str, Any]], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.row = row
+        self.workload = workload
+        self.workers = workers
+        self.interval_seconds = interval_seconds
+        self.every_seconds = every_seconds
+        self.save = save
+        self.clock = clock
+        self.intervals: list[dict[str, Any]] = []
+        self.offset = 0  # intervals of the stages before this one (--restart-clients)
+        self.total = new_histogram()
+        self.transactions = 0
+        self.saves = 0
+        self._next = clock() + every_seconds if every_seconds else None
+        self._lock = threading.Lock()
+
+    def next_stage(self) -> None:
+        """New workers start (--restart-clients): their interval 0 follows the last closed."""
+        with self._lock:
+            self.offset = len(self.intervals)
+
+    def closed(self, index: int, entries: list[tuple[int, str]]) -> None:
+        """Interval *index* of the current stage, every worker's entry: kept; maybe saved."""
+        interval, union = merged_interval(entries)
+        with self._lock:
+            if self.offset + index != len(self.intervals):
+                return  # out of order (never, as workers send theirs in order): not kept
+            self.intervals.append(interval)
+            self.total.add(union)
+            self.transactions += interval["transactions"]
+            due = self._next is not None and self.clock() >= self._next
+            if due:
+                assert self.every_seconds is not None
+                self._next = self.clock() + self.every_seconds
+                record = self.record()
+        if due:
+            self.saves += 1
+            self.save(record)
+
+    def record(self) -> dict[str, Any]:
+        """The partial record of what closed so far (plain data, as a result file holds)."""
+        seconds = len(self.intervals) * self.interval_seconds
+        return {
+            "database": self.row,
+            "workload": self.workload,
+            "concurrency": self.workers,
+            "rate_per_second": None,
+            "interval_seconds": self.interval_seconds,
+            "seconds": seconds,
+            "operations": {
+                "all": {
+                    "count": self.transactions,
+                    "latency": encode(self.total) if self.transactions else "",
+                    "service": None,
+                    "conflicts": {},
+                    "retries": 0,
+                    "failures": {},
+                    "lag_sum_seconds": 0.0,
+                    "lag_max_seconds": 0.0,
+                }
+            },
+            "intervals": list(self.intervals),
+            "partial": True,
+        }

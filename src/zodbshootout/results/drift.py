@@ -1,0 +1,410 @@
+"""Did a long mix run decay, and what moved with it?  Pure functions of a mix record.
+
+For throughput and p99 over the run's intervals: the least-squares slope
+with a 95 % confidence interval.  Consecutive intervals are not independent
+(a slow second tends to follow a slow second), so the interval uses an
+effective count of intervals, n·(1 − ρ)/(1 + ρ) with ρ the lag-1
+autocorrelation of the residuals, and Student's t for that count.  A
+drift is reported only when the whole interval lies beyond
+:data:`MATERIAL_CHANGE` of the mean over the run: a slope that is
+"significant" but changes the value by 2 % over two hours is steady.
+
+When something drifted, every sampled series is put on the intervals'
+time axis and ranked by the absolute value of its correlation with the
+drifting value: a gauge (objects, bytes, rows, connections) as its level,
+a counter (blocks read, loads, commits) as its increase per committed
+transaction of the interval, so that a counter that only follows the
+throughput (commits) stays flat and one that does more work per
+transaction (blocks read as tables bloat) rises.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zodbshootout.results.mix import MixRecord, Series, is_counter
+
+#: A drift is material when the fitted line changes the value by at least
+#: this fraction of its mean over the run, at the near end of its 95 % interval.
+MATERIAL_CHANGE = 0.10
+#: Fewer intervals than this: no verdict.
+MIN_INTERVALS = 8
+#: Series named as moving with a drift: |r| at least this, at most this many.
+MIN_CORRELATION = 0.5
+MAX_CAUSES = 3
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Student's t quantile (p > 0.5) for *df* degrees of freedom, by bisection on its CDF.
+
+    The CDF is the regularized incomplete beta function, integrated here
+    with Simpson's rule on the density (exact enough for a confidence
+    interval: 1e-6 where tables give 3 digits).
+    """
+    if df > 1e4:
+        return statistics.NormalDist().inv_cdf(p)
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def density(x: float) -> float:
+        return math.exp(log_c - (df + 1) / 2 * math.log1p(x * x / df))
+
+    def cdf(x: float) -> float:  # x >= 0
+        steps = 400
+        h = x / steps
+        total = density(0) + density(x)
+        for i in range(1, steps):
+            total += density(i * h) * (4 if i % 2 else 2)
+        return 0.5 + total * h / 3
+
+    low, high = 0.0, 1.0
+    while cdf(high) < p:
+        high *= 2
+    for _ in range(60):
+        middle = (low + high) / 2
+        if cdf(middle) < p:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+@dataclass(frozen=True)
+class Slope:
+    """A least-squares line through (t, value): per second, with its 95 % interval."""
+
+    slope: float
+    low: float
+    high: float
+    mean: float
+    seconds: float  # the span of t the line covers
+    n: int
+    effective_n: float
+
+    @property
+    def change(self) -> float:
+        """The line's change over the span, as a fraction of the mean."""
+        return self.slope * self.seconds / self.mean if self.mean else 0.0
+
+    @property
+    def change_low(self) -> float:
+        return self.low * self.seconds / self.mean if self.mean else 0.0
+
+    @property
+    def change_high(self) -> float:
+        return self.high * self.seconds / self.mean if self.mean else 0.0
+
+    @property
+    def material(self) -> bool:
+        """The whole 95 % interval changes the value by MATERIAL_CHANGE or more, one way."""
+        return self.change_low >= MATERIAL_CHANGE or self.change_high <= -MATERIAL_CHANGE
+
+
+def fit(times: Sequence[float], values: Sequence[float]) -> Slope | None:
+    """The line through the points with its autocorrelation-aware 95 % interval, or None."""
+    n = len(values)
+    if n < MIN_INTERVALS or len(set(values)) < 2:
+        return None
+    slope, intercept = statistics.linear_regression(times, values)
+    residuals = [v - (intercept + slope * t) for t, v in zip(times, values, strict=True)]
+    mean_t = statistics.fmean(times)
+    sxx = math.fsum((t - mean_t) ** 2 for t in times)
+    sse = math.fsum(r * r for r in residuals)
+    rho = 0.0
+    if sse > 0:
+        rho = math.fsum(a * b for a, b in itertools.pairwise(residuals)) / sse
+    rho = min(max(rho, 0.0), 0.95)  # a negative one would narrow the interval: not trusted
+    effective = max(3.0, n * (1 - rho) / (1 + rho))
+    # The slope's standard error, its variance scaled up by n / effective.
+    error = math.sqrt(sse / (n - 2) / sxx * n / effective) if sxx > 0 else math.inf
+    half = t_quantile(0.975, effective - 2 if effective > 3 else 1.0) * error
+    return Slope(
+        slope,
+        slope - half,
+        slope + half,
+        statistics.fmean(values),
+        times[-1] - times[0],
+        n,
+        effective,
+    )
+
+
+def series_on_intervals(
+    series: Series, times: Sequence[float], counter: bool
+) -> list[float] | None:
+    """*series* at each of *times*: a counter's rate per second, a gauge's level.
+
+    Each time takes the last sample at or before it (samples come when an
+    interval closes); None when the series has too few samples.
+    """
+    if len(series.t) < 3:
+        return None
+    samples = list(zip(series.t, series.values, strict=True))
+    values: list[float] = []
+    j = 0
+    previous: tuple[float, float] | None = None
+    for t in times:
+        while j + 1 < len(samples) and samples[j + 1][0] <= t + 1e-9:
+            j += 1
+        at, value = samples[j]
+        if counter:
+            if previous is None or at <= previous[0]:
+                rate = math.nan
+            else:
+                rate = (value - previous[1]) / (at - previous[0])
+            previous = (at, value)
+            values.append(rate)
+        else:
+            values.append(float(value))
+    return values
+
+
+def correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r over the pairs where both are numbers; None if either doesn't vary."""
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if not (math.isnan(x) or math.isnan(y))]
+    if len(pairs) < MIN_INTERVALS:
+        return None
+    try:
+        return statistics.correlation([x for x, _ in pairs], [y for _, y in pairs])
+    except statistics.StatisticsError:
+        return None
+
+
+def _interval_values(
+    record: MixRecord,
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(times, throughput per second, p99 times, p99 in ms) of the record's intervals."""
+    length = record.interval_length_seconds
+    restart = record.restart or {}
+    after, gap = restart.get("after_interval"), restart.get("gap_seconds") or 0.0
+    times = [
+        (index + 1) * length + (gap if after is not None and index >= after else 0.0)
+        for index in range(len(record.intervals))
+    ]
+    rates = [interval.transactions / length for interval in record.intervals]
+    p99_times = [t for t, i in zip(times, record.intervals, strict=True) if i.p99_us is not None]
+    p99 = [i.p99_us / 1000 for i in record.intervals if i.p99_us is not None]
+    return times, rates, p99_times, p99
+
+
+def _slope_data(slope: Slope | None) -> dict[str, Any] | None:
+    if slope is None:
+        return None
+    return {
+        "slope_per_second": slope.slope,
+        "ci95": [slope.low, slope.high],
+        "mean": slope.mean,
+        "change": slope.change,
+        "change_ci95": [slope.change_low, slope.change_high],
+        "intervals": slope.n,
+        "effective_intervals": round(slope.effective_n, 1),
+        "material": slope.material,
+    }
+
+
+def drift(record: MixRecord) -> dict[str, Any]:
+    """The record's drift verdict as plain data (stored in the record as ``drift``).
+
+    ``verdict``: "steady", "drifting" or "too short"; ``throughput`` and
+    ``p99_ms``: their fits; ``moved_with``: the series ranked by |r| with the
+    drifting value (only when one drifted).
+    """
+    times, rates, p99_times, p99 = _interval_values(record)
+    per_second = dict(zip(times, rates, strict=True))
+    throughput = fit(times, rates)
+    latency = fit(p99_times, p99)
+    found: dict[str, Any] = {
+        "throughput": _slope_data(throughput),
+        "p99_ms": _slope_data(latency),
+        "moved_with": [],
+    }
+    if throughput is None and latency is None:
+        found["verdict"] = "too short"
+        return found
+    drifting = [
+        (name, line, xs, ys)
+        for name, line, xs, ys in (
+            ("throughput", throughput, times, rates),
+            ("p99_ms", latency, p99_times, p99),
+        )
+        if line is not None and line.material
+    ]
+    found["verdict"] = "drifting" if drifting else "steady"
+    if drifting:
+        name, _line, xs, ys = drifting[0]
+        found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
+    return found
+
+
+def _moved_with(
+    record: MixRecord,
+    what: str,
+    times: Sequence[float],
+    values: Sequence[float],
+    per_second: dict[float, float],
+) -> list[dict[str, Any]]:
+    """The series whose |r| with *values* is at least MIN_CORRELATION, strongest first."""
+    ranked = []
+    for name, series in record.series.items():
+        counter = is_counter(name)
+        aligned = series_on_intervals(series, times, counter)
+        if aligned is None:
+            continue
+        if counter:  # per committed transaction: the work each one did
+            aligned = [
+                rate / per_second[t] if per_second.get(t) else math.nan
+                for rate, t in zip(aligned, times, strict=True)
+            ]
+        r = correlation(values, aligned)
+        if r is None or abs(r) < MIN_CORRELATION:
+            continue
+        first = next((v for v in aligned if not math.isnan(v)), None)
+        last = next((v for v in reversed(aligned) if not math.isnan(v)), None)
+        ranked.append(
+            {
+                "series": name,
+                "r": round(r, 3),
+                "with": what,
+                "unit": f"{series.unit}/transaction" if counter else series.unit,
+                "first": first,
+                "last": last,
+            }
+        )
+    ranked.sort(key=lambda entry: -abs(entry["r"]))
+    return ranked[:MAX_CAUSES]
+
+
+def describe(found: dict[str, Any], seconds: float) -> str | None:
+    """The drift verdict in one sentence (under the table), or None for a record without one."""
+    verdict = found.get("verdict")
+    if verdict is None:
+        return None
+    span = _span(seconds)
+    if verdict == "too short":
+        return f"drift: too few intervals to tell (at least {MIN_INTERVALS})"
+    parts = []
+    for key, label in (("throughput", "throughput"), ("p99_ms", "p99")):
+        entry = found.get(key)
+        if not entry:
+            continue
+        low, high = entry["change_ci95"]
+        parts.append(f"{label} {entry['change']:+.0%} (95% CI {low:+.0%} to {high:+.0%})")
+    changes = "; ".join(parts)
+    if verdict == "steady":
+        return f"drift: steady over {span}: {changes}"
+    causes = found.get("moved_with") or []
+    if causes:
+        moved = ", ".join(
+            f"{entry['series']} ({entry['unit']}, {_number(entry['first'])} → "
+            f"{_number(entry['last'])}, r = {entry['r']:+.2f})"
+            for entry in causes
+        )
+        tail = f"; moved with it: {moved}"
+    else:
+        tail = "; no sampled series moved with it (|r| ≥ 0.5)"
+    return f"drift over {span}: {changes}{tail}"
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if abs(value) >= 1e6:
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
+#: --restart-clients: the intervals compared on each side of the restart, at most.
+RESTART_WINDOW = 10
+#: The share of the lost throughput a restart must win back to be the client's decay.
+RECOVERY = 0.5
+
+
+def restart_verdict(record: MixRecord) -> dict[str, Any]:
+    """Did restarting the workers win back what the run lost?  Plain data, with evidence.
+
+    Three windows of w intervals (w = a quarter of the intervals before the
+    restart, 3 to RESTART_WINDOW): the run's first (the baseline), the last
+    before the restart and the first after it, the very first interval after
+    it left out (processes starting).  Mean throughput and median p99 of
+    each.  The run decayed before the restart when the last window's
+    throughput is MATERIAL_CHANGE below the baseline's and outside both
+    windows' spread (two standard errors); then the restart recovered when
+    it won back at least RECOVERY of the loss: the decay lives in the client
+    (its caches, connections, memory); else in the server.
+    """
+    restart = record.restart or {}
+    at = restart.get("after_interval")
+    length = record.interval_length_seconds
+    if at is None:
+        return {"verdict": None}
+    before_all = record.intervals[:at]
+    after_all = record.intervals[at + 1 :]
+    w = max(3, min(RESTART_WINDOW, len(before_all) // 4))
+    if len(before_all) < 2 * w or len(after_all) < w:
+        return {"verdict": "too short", "window_intervals": w}
+    windows = {
+        "start": before_all[:w],
+        "before": before_all[-w:],
+        "after": after_all[:w],
+    }
+    evidence: dict[str, Any] = {"window_intervals": w}
+    for key, window in windows.items():
+        rates = [interval.transactions / length for interval in window]
+        p99 = [i.p99_us / 1000 for i in window if i.p99_us is not None]
+        evidence[key] = {
+            "per_second": statistics.fmean(rates),
+            "per_second_error": statistics.stdev(rates) / math.sqrt(len(rates)),
+            "p99_ms": statistics.median(p99) if p99 else None,
+        }
+    start, before, after = evidence["start"], evidence["before"], evidence["after"]
+    lost = start["per_second"] - before["per_second"]
+    spread = 2 * math.hypot(start["per_second_error"], before["per_second_error"])
+    decayed = lost > max(spread, MATERIAL_CHANGE * start["per_second"])
+    if not decayed:
+        evidence["verdict"] = "no decay"
+        return evidence
+    recovered = (after["per_second"] - before["per_second"]) / lost
+    evidence["recovered"] = recovered
+    evidence["verdict"] = "client" if recovered >= RECOVERY else "server"
+    return evidence
+
+
+def describe_restart(found: dict[str, Any]) -> str | None:
+    """The restart's verdict in one sentence, with its evidence; None without a restart."""
+    verdict = found.get("verdict")
+    if verdict is None:
+        return None
+    w = found.get("window_intervals")
+    if verdict == "too short":
+        return f"restart: too few intervals around the restart to compare ({w} each side)"
+    start, before, after = found["start"], found["before"], found["after"]
+    figures = (
+        f"{start['per_second']:.0f} tx/s at the start, {before['per_second']:.0f} just before "
+        f"the restart, {after['per_second']:.0f} just after ({w} intervals each; p99 "
+        f"{_ms(start['p99_ms'])}, {_ms(before['p99_ms'])}, {_ms(after['p99_ms'])})"
+    )
+    if verdict == "no decay":
+        return f"restart: nothing to attribute, the rate had not decayed before it: {figures}"
+    share = found["recovered"]
+    where = (
+        "the client (its caches, connections or memory): a restart won it back"
+        if verdict == "client"
+        else "the server: new clients did not win it back"
+    )
+    return f"restart: the decay lives in {where} ({share:.0%} of the loss recovered): {figures}"
+
+
+def _ms(value: float | None) -> str:
+    return "?" if value is None else f"{value:.2f} ms"

@@ -1,0 +1,106 @@
+"""Long mix runs (docs/soak.rst): checkpoints a SIGKILL leaves readable, the drift verdict,
+--restart-clients.
+
+The commands run in a session of their own (support.processes), so that a
+process the tool left behind is found.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from support import configs
+from support.processes import start_cli, wait_until_session_empty
+
+pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+
+pytestmark = [pytest.mark.slow]
+
+CONFIG = "%import zodbshootout\n%import relstorage\n" + configs.sqlite("sqlite")
+
+
+def _temporary(request) -> pathlib.Path:
+    # Short: the fork server's socket lives there too (AF_UNIX paths are short).
+    temporary = pathlib.Path(tempfile.mkdtemp(prefix="zs-"))
+    request.addfinalizer(lambda: shutil.rmtree(temporary, ignore_errors=True))
+    return temporary
+
+
+def _show(path: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "zodbshootout", "show", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_sigkill_of_the_coordinator_leaves_the_last_checkpoint_readable_and_partial(
+    request, tmp_path
+):
+    config = tmp_path / "one.conf"
+    config.write_text(CONFIG)
+    result_file = tmp_path / "soak.json"
+    cli = start_cli(
+        "mix", str(config), "-n", "200", "-c", "2", "-d", "20", "--warmup", "0",
+        "--checkpoint", "1", "--seed", "5", "-o", str(result_file),
+        env={"TMPDIR": str(_temporary(request))},
+    )  # fmt: skip
+    assert cli.stderr is not None
+    seen = []
+    for line in cli.stderr:  # the measurement's fourth second closed
+        seen.append(line)
+        if "    4 s:" in line:
+            break
+    else:
+        cli.kill()
+        pytest.fail("the run ended before its fourth second: " + "".join(seen))
+    time.sleep(1.2)  # a checkpoint after the fourth second's
+    cli.send_signal(signal.SIGKILL)
+    cli.communicate(timeout=60)
+    # The workers and the fork server notice by themselves.
+    assert wait_until_session_empty(cli.pid) == []
+
+    saved = json.loads(result_file.read_text())
+    assert saved["metadata"]["partial"]["database"] == "sqlite"
+    (record,) = saved["mix"]
+    assert record["partial"] is True
+    assert len(record["intervals"]) >= 4
+    assert record["seconds"] == len(record["intervals"]) * 1.0
+    # The running total is the intervals' sum: nothing counted twice or lost.
+    assert record["operations"]["all"]["count"] == sum(
+        interval["transactions"] for interval in record["intervals"]
+    )
+    shown = _show(result_file)
+    assert shown.returncode == 0, shown.stderr
+    assert "partial: a checkpoint saved while the run went on" in shown.stdout
+    as_json = json.loads(_show(result_file, "--format", "json").stdout)
+    assert as_json["databases"][0]["partial"] is True
+
+
+def test_a_finished_run_replaces_its_checkpoints(request, tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(CONFIG)
+    result_file = tmp_path / "soak.json"
+    cli = start_cli(
+        "mix", str(config), "-n", "200", "-c", "2", "-d", "4", "--warmup", "0",
+        "--checkpoint", "1", "--seed", "5", "-o", str(result_file),
+        env={"TMPDIR": str(_temporary(request))},
+    )  # fmt: skip
+    _stdout, stderr = cli.communicate(timeout=120)
+    assert cli.returncode == 0, stderr
+    saved = json.loads(result_file.read_text())
+    assert "partial" not in saved["metadata"]
+    (record,) = saved["mix"]
+    assert "partial" not in record
+    assert set(record["operations"]) == {"read", "update"}
+    assert record["drift"]["verdict"] == "too short"  # 4 intervals: no verdict
