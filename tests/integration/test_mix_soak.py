@@ -104,3 +104,59 @@ def test_a_finished_run_replaces_its_checkpoints(request, tmp_path):
     assert "partial" not in record
     assert set(record["operations"]) == {"read", "update"}
     assert record["drift"]["verdict"] == "too short"  # 4 intervals: no verdict
+
+
+@pytest.mark.zeo
+def test_a_steady_read_only_run_says_steady_and_names_no_cause(request, tmp_path):
+    """No false alarm: ycsb-c on etc/local.conf has nothing that grows (whatever the load)."""
+    local = pathlib.Path(__file__).parents[2] / "etc" / "local.conf"
+    result_file = tmp_path / "steady.json"
+    cli = start_cli(
+        "mix", str(local), "--workload", "ycsb-c", "-n", "1000", "-c", "2", "-d", "20",
+        "--warmup", "2", "--seed", "7", "-o", str(result_file),
+        env={"TMPDIR": str(_temporary(request))},
+    )  # fmt: skip
+    stdout, stderr = cli.communicate(timeout=600)
+    assert cli.returncode == 0, stderr
+    saved = json.loads(result_file.read_text())
+    assert len(saved["mix"]) == 3
+    for record in saved["mix"]:
+        found = record["drift"]
+        assert found["verdict"] == "steady", (record["database"], found)
+        assert found["moved_with"] == []
+        assert found["throughput"]["intervals"] == len(record["intervals"])
+    assert stdout.count("drift: steady over 20 s, no decay") == 3, stdout
+
+
+def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows(
+    request, tmp_path
+):
+    config = tmp_path / "one.conf"
+    config.write_text(CONFIG)
+    result_file = tmp_path / "restart.json"
+    cli = start_cli(
+        "mix", str(config), "--workload", "ycsb-d", "-n", "200", "-c", "2", "-d", "12",
+        "--warmup", "0", "--restart-clients", "0.5", "--seed", "5", "-o", str(result_file),
+        env={"TMPDIR": str(_temporary(request))},
+    )  # fmt: skip
+    stdout, stderr = cli.communicate(timeout=300)
+    assert cli.returncode == 0, stderr
+    assert "sqlite: restarting the workers" in stderr
+    # The progress lines count on across the restart.
+    assert "   12 s:" in stderr and "    7 s:" in stderr
+    (record,) = json.loads(result_file.read_text())["mix"]
+    restart = record["restart"]
+    assert restart["after_interval"] == 6
+    assert restart["gap_seconds"] > 0  # new processes took some time to start
+    assert len(record["intervals"]) == 12
+    assert record["seconds"] == pytest.approx(12, abs=0.5)
+    # The verdict compares 3 intervals each side (a quarter of 6, at least 3).
+    assert restart["window_intervals"] == 3
+    before = [i["transactions"] for i in record["intervals"][3:6]]
+    after = [i["transactions"] for i in record["intervals"][7:10]]
+    assert restart["before"]["per_second"] == pytest.approx(sum(before) / 3)
+    assert restart["after"]["per_second"] == pytest.approx(sum(after) / 3)
+    assert restart["verdict"] in ("no decay", "client", "server")
+    assert "restart: " in stdout
+    # The inserts of the new workers used fresh keys: the read-back found every change.
+    assert record["changes_found"] == record["increments"] + record["warmup_increments"]

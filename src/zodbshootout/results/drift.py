@@ -75,7 +75,11 @@ def t_quantile(p: float, df: float) -> float:
 
 @dataclass(frozen=True)
 class Slope:
-    """A least-squares line through (t, value): per second, with its 95 % interval."""
+    """A least-squares line through (t, value): per second, with its 95 % interval.
+
+    *log*: the values are logarithms (p99), and a change is a ratio, not a
+    difference over the mean.
+    """
 
     slope: float
     low: float
@@ -84,27 +88,38 @@ class Slope:
     seconds: float  # the span of t the line covers
     n: int
     effective_n: float
+    log: bool = False
+
+    def _change(self, slope: float) -> float:
+        if self.log:
+            return math.expm1(min(slope * self.seconds, 50.0))
+        return slope * self.seconds / self.mean if self.mean else 0.0
 
     @property
     def change(self) -> float:
-        """The line's change over the span, as a fraction of the mean."""
-        return self.slope * self.seconds / self.mean if self.mean else 0.0
+        """The line's change over the span, as a fraction (of the mean, or of the start)."""
+        return self._change(self.slope)
 
     @property
     def change_low(self) -> float:
-        return self.low * self.seconds / self.mean if self.mean else 0.0
+        return self._change(self.low)
 
     @property
     def change_high(self) -> float:
-        return self.high * self.seconds / self.mean if self.mean else 0.0
+        return self._change(self.high)
 
     @property
-    def material(self) -> bool:
-        """The whole 95 % interval changes the value by MATERIAL_CHANGE or more, one way."""
-        return self.change_low >= MATERIAL_CHANGE or self.change_high <= -MATERIAL_CHANGE
+    def rose(self) -> bool:
+        """The whole 95 % interval raises the value by MATERIAL_CHANGE or more."""
+        return self.change_low >= MATERIAL_CHANGE
+
+    @property
+    def fell(self) -> bool:
+        """The whole 95 % interval lowers the value by MATERIAL_CHANGE or more."""
+        return self.change_high <= -MATERIAL_CHANGE
 
 
-def fit(times: Sequence[float], values: Sequence[float]) -> Slope | None:
+def fit(times: Sequence[float], values: Sequence[float], log: bool = False) -> Slope | None:
     """The line through the points with its autocorrelation-aware 95 % interval, or None."""
     n = len(values)
     if n < MIN_INTERVALS or len(set(values)) < 2:
@@ -130,6 +145,7 @@ def fit(times: Sequence[float], values: Sequence[float]) -> Slope | None:
         times[-1] - times[0],
         n,
         effective,
+        log,
     )
 
 
@@ -202,40 +218,50 @@ def _slope_data(slope: Slope | None) -> dict[str, Any] | None:
         "change_ci95": [slope.change_low, slope.change_high],
         "intervals": slope.n,
         "effective_intervals": round(slope.effective_n, 1),
-        "material": slope.material,
+        "log": slope.log,
     }
 
 
 def drift(record: MixRecord) -> dict[str, Any]:
     """The record's drift verdict as plain data (stored in the record as ``drift``).
 
-    ``verdict``: "steady", "drifting" or "too short"; ``throughput`` and
-    ``p99_ms``: their fits; ``moved_with``: the series ranked by |r| with the
-    drifting value (only when one drifted).
+    ``verdict``: "decaying" (throughput fell or p99 rose, the whole 95 %
+    interval beyond MATERIAL_CHANGE), "steady" (no decay; ``improved`` names
+    what got better: a warm-up, or a machine that freed up) or "too short";
+    ``throughput`` and ``p99_ms``: their fits (p99's on a log scale: its
+    change is a ratio); ``moved_with``: the series ranked by |r| with the
+    decaying value (only when one decayed).
     """
     times, rates, p99_times, p99 = _interval_values(record)
     per_second = dict(zip(times, rates, strict=True))
+    log_p99 = [math.log(max(value, 1e-3)) for value in p99]
     throughput = fit(times, rates)
-    latency = fit(p99_times, p99)
+    latency = fit(p99_times, log_p99, log=True)
     found: dict[str, Any] = {
         "throughput": _slope_data(throughput),
         "p99_ms": _slope_data(latency),
         "moved_with": [],
+        "improved": [],
     }
     if throughput is None and latency is None:
         found["verdict"] = "too short"
         return found
-    drifting = [
-        (name, line, xs, ys)
-        for name, line, xs, ys in (
-            ("throughput", throughput, times, rates),
-            ("p99_ms", latency, p99_times, p99),
+    decays = []
+    if throughput is not None and throughput.fell:
+        decays.append(("throughput", times, rates))
+    if latency is not None and latency.rose:
+        decays.append(("p99_ms", p99_times, log_p99))
+    found["improved"] = [
+        name
+        for name, line, better in (
+            ("throughput", throughput, throughput is not None and throughput.rose),
+            ("p99_ms", latency, latency is not None and latency.fell),
         )
-        if line is not None and line.material
+        if line is not None and better
     ]
-    found["verdict"] = "drifting" if drifting else "steady"
-    if drifting:
-        name, _line, xs, ys = drifting[0]
+    found["verdict"] = "decaying" if decays else "steady"
+    if decays:
+        name, xs, ys = decays[0]
         found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
     return found
 
@@ -295,7 +321,12 @@ def describe(found: dict[str, Any], seconds: float) -> str | None:
         parts.append(f"{label} {entry['change']:+.0%} (95% CI {low:+.0%} to {high:+.0%})")
     changes = "; ".join(parts)
     if verdict == "steady":
-        return f"drift: steady over {span}: {changes}"
+        improved = " and ".join(
+            "throughput rose" if name == "throughput" else "p99 fell"
+            for name in found.get("improved") or []
+        )
+        better = f" ({improved}: a warm-up, or the machine freed up)" if improved else ""
+        return f"drift: steady over {span}, no decay: {changes}{better}"
     causes = found.get("moved_with") or []
     if causes:
         moved = ", ".join(
@@ -306,7 +337,7 @@ def describe(found: dict[str, Any], seconds: float) -> str | None:
         tail = f"; moved with it: {moved}"
     else:
         tail = "; no sampled series moved with it (|r| ≥ 0.5)"
-    return f"drift over {span}: {changes}{tail}"
+    return f"drift: decaying over {span}: {changes}{tail}"
 
 
 def _span(seconds: float) -> str:

@@ -1,0 +1,175 @@
+"""results.drift: the slope and its interval, the series ranked, the restart's verdict."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from zodbshootout.results import drift
+from zodbshootout.results.mix import MixRecord, join_stages
+
+
+def _record(rates, p99_ms=None, series=None, restart=None) -> MixRecord:
+    p99_ms = p99_ms or [2.0 for _ in rates]
+    return MixRecord.from_data(
+        {
+            "database": "db",
+            "concurrency": 2,
+            "seconds": float(len(rates)),
+            "operations": {"read": {"count": int(sum(rates)), "latency": ""}},
+            "intervals": [
+                {"transactions": int(rate), "p50_us": 1000.0, "p99_us": p * 1000, "max_us": 1e4}
+                for rate, p in zip(rates, p99_ms, strict=True)
+            ],
+            "interval_seconds": 1.0,
+            "series": series or {},
+            "restart": restart,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("p", "df", "table"),
+    # Student's t from printed tables (two-sided 95 %, 99 %).
+    [(0.975, 1, 12.706), (0.975, 5, 2.571), (0.975, 10, 2.228), (0.975, 30, 2.042),
+     (0.995, 20, 2.845), (0.975, 1e6, 1.960)],
+)  # fmt: skip
+def test_t_quantile_matches_the_printed_tables(p, df, table):
+    assert drift.t_quantile(p, df) == pytest.approx(table, abs=2e-3)
+
+
+def test_a_steady_noisy_run_is_steady_and_names_no_cause():
+    rng = random.Random(1)
+    rates = [1000 + rng.gauss(0, 80) for _ in range(120)]
+    # A series that wanders on its own must not be named without a drift.
+    rss = {"unit": "bytes", "t": list(range(121)), "values": [1e8 + i * 1e5 for i in range(121)]}
+    found = drift.drift(_record(rates, series={"client.0.rss": rss}))
+    assert found["verdict"] == "steady"
+    assert found["moved_with"] == []
+    low, high = found["throughput"]["ci95"]
+    assert low < 0 < high or abs(found["throughput"]["change"]) < drift.MATERIAL_CHANGE
+    assert drift.describe(found, 120).startswith("drift: steady over 2 min, no decay: throughput")
+
+
+def test_autocorrelated_wander_widens_the_interval():
+    """A random walk around a level: far fewer independent intervals than intervals."""
+    rng = random.Random(4)
+    level, rates = 0.0, []
+    for _ in range(200):
+        level = 0.9 * level + rng.gauss(0, 30)
+        rates.append(1000 + level)
+    line = drift.fit([float(t) for t in range(200)], rates)
+    assert line is not None
+    assert line.effective_n < 60  # ρ near 0.9: n(1-ρ)/(1+ρ) ≈ 10
+
+
+def test_a_decay_is_found_and_the_series_that_grew_with_it_ranked_first():
+    n = 60
+    rates = [1000 - 8 * i for i in range(n)]  # -48 % over the run
+    grows = {"unit": "objects", "t": list(range(n + 1)), "values": [100 * i for i in range(n + 1)]}
+    flat = {"unit": "connections", "t": list(range(n + 1)), "values": [3] * (n + 1)}
+    # A counter that only follows the throughput: per transaction, flat.
+    commits = [0]
+    for rate in rates:
+        commits.append(commits[-1] + rate)
+    follows = {"unit": "transactions", "t": list(range(n + 1)), "values": commits}
+    series = {"client.0.pickle_cache_objects": grows, "pg.connections": flat, "pg.commits": follows}
+    found = drift.drift(_record(rates, series=series))
+    assert found["verdict"] == "decaying"
+    assert found["throughput"]["change"] == pytest.approx(-0.63, abs=0.05)
+    names = [entry["series"] for entry in found["moved_with"]]
+    assert names == ["client.0.pickle_cache_objects"]
+    assert found["moved_with"][0]["r"] == pytest.approx(-1.0, abs=1e-6)
+    sentence = drift.describe(found, n)
+    assert "moved with it: client.0.pickle_cache_objects" in sentence
+
+
+def test_a_rising_throughput_is_no_decay():
+    """A warm-up, or a machine that freed up: said, never an alarm, no cause named."""
+    rates = [500 + 10 * i for i in range(40)]
+    found = drift.drift(_record(rates))
+    assert found["verdict"] == "steady"
+    assert found["improved"] == ["throughput"]
+    assert found["moved_with"] == []
+    assert "throughput rose" in drift.describe(found, 40)
+
+
+def test_a_p99_that_triples_is_a_decay_and_its_change_a_ratio():
+    rng = random.Random(3)
+    n = 60
+    p99 = [2.0 * 3 ** (i / (n - 1)) * (1 + rng.uniform(-0.05, 0.05)) for i in range(n)]
+    found = drift.drift(_record([1000.0] * n, p99_ms=p99))
+    assert found["verdict"] == "decaying"
+    assert found["p99_ms"]["change"] == pytest.approx(2.0, abs=0.2)  # ×3: +200 %
+    assert found["throughput"] is None  # constant: no line
+
+
+def test_the_restart_verdict_says_client_when_the_rate_comes_back():
+    before = [1000 - 10 * i for i in range(40)]
+    after = [1000 + (i % 3) for i in range(20)]
+    record = _record(before + after, restart={"after_interval": 40, "gap_seconds": 1.0})
+    found = drift.restart_verdict(record)
+    assert found["verdict"] == "client"
+    assert found["recovered"] > 0.9
+    assert "lives in the client" in drift.describe_restart(found)
+
+
+def test_the_restart_verdict_says_server_when_it_does_not():
+    rates = [1000 - 10 * i for i in range(60)]
+    record = _record(rates, restart={"after_interval": 40, "gap_seconds": 1.0})
+    found = drift.restart_verdict(record)
+    assert found["verdict"] == "server"
+    assert found["recovered"] < 0.5
+
+
+def test_no_decay_no_attribution():
+    rng = random.Random(2)
+    rates = [1000 + rng.gauss(0, 20) for _ in range(60)]
+    found = drift.restart_verdict(_record(rates, restart={"after_interval": 30}))
+    assert found["verdict"] == "no decay"
+    assert "nothing to attribute" in drift.describe_restart(found)
+
+
+def _report(worker, intervals, started_at, series):
+    operation = {
+        "count": sum(n for n, _h in intervals),
+        "latency": "",
+        "service": None,
+        "conflicts": {},
+        "retries": 0,
+        "failures": {},
+        "lag_sum_seconds": 0.0,
+        "lag_max_seconds": 0.0,
+    }
+    return {
+        "worker": worker,
+        "operations": {"read": operation},
+        "intervals": intervals,
+        "seconds": float(len(intervals)),
+        "unstarted": 0,
+        "increments": 1,
+        "warmup_increments": 0,
+        "uncertain_increments": 0,
+        "inserted": 2,
+        "counters": {"loads": 5},
+        "started_at": started_at,
+        "series": series,
+        "series_notes": [],
+        "series_seconds": 0.1,
+    }
+
+
+def test_joining_two_stages_continues_intervals_times_and_counters():
+    hits_a = {"unit": "loads", "t": [0.0, 1.0, 2.0], "values": [0, 10, 20]}
+    hits_b = {"unit": "loads", "t": [0.0, 1.0], "values": [0, 7]}
+    first = [_report(0, [(5, ""), (6, ""), (7, "")], 100.0, {"client_cache_hits": hits_a})]
+    second = [_report(0, [(8, "")], 104.5, {"client_cache_hits": hits_b})]
+    (joined,), restart = join_stages(first, second)
+    assert restart == {"after_interval": 3, "gap_seconds": 1.5}
+    assert [n for n, _h in joined["intervals"]] == [5, 6, 7, 8]
+    assert joined["operations"]["read"]["count"] == 26
+    assert joined["inserted"] == 4 and joined["counters"] == {"loads": 10}
+    series = joined["series"]["client_cache_hits"]
+    assert series["t"] == [0.0, 1.0, 2.0, 4.5, 5.5]
+    assert series["values"] == [0, 10, 20, 20, 27]  # the new process's count continues
