@@ -128,9 +128,7 @@ def test_a_steady_read_only_run_says_steady_and_names_no_cause(request, tmp_path
     assert stdout.count("drift: steady over 20 s, no decay") == 3, stdout
 
 
-def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows(
-    request, tmp_path
-):
+def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows(request, tmp_path):
     config = tmp_path / "one.conf"
     config.write_text(CONFIG)
     result_file = tmp_path / "restart.json"
@@ -143,7 +141,8 @@ def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows
     assert cli.returncode == 0, stderr
     assert "sqlite: restarting the workers" in stderr
     # The progress lines count on across the restart.
-    assert "   12 s:" in stderr and "    7 s:" in stderr
+    assert "   12 s:" in stderr
+    assert "    7 s:" in stderr
     (record,) = json.loads(result_file.read_text())["mix"]
     restart = record["restart"]
     assert restart["after_interval"] == 6

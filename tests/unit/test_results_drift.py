@@ -169,7 +169,8 @@ def test_joining_two_stages_continues_intervals_times_and_counters():
     assert restart == {"after_interval": 3, "gap_seconds": 1.5}
     assert [n for n, _h in joined["intervals"]] == [5, 6, 7, 8]
     assert joined["operations"]["read"]["count"] == 26
-    assert joined["inserted"] == 4 and joined["counters"] == {"loads": 10}
+    assert joined["inserted"] == 4
+    assert joined["counters"] == {"loads": 10}
     series = joined["series"]["client_cache_hits"]
     assert series["t"] == [0.0, 1.0, 2.0, 4.5, 5.5]
     assert series["values"] == [0, 10, 20, 20, 27]  # the new process's count continues

@@ -300,34 +300,11 @@ class MixRunner(RunnerSkeleton):
             self._save_partial,
         )
         lines = _IntervalLines(
-            row, options.concurrency, plan.interval_seconds, self.say, checkpoints.closed
+            row, options.concurrency, plan.interval_seconds, self.say, checkpoints
         )
-        stages = [plan]
-        restart = options.restart_at_seconds
-        if restart is not None and 0 < restart < plan.duration_seconds:
-            stages = [
-                replace(plan, duration_seconds=restart),
-                replace(plan, duration_seconds=plan.duration_seconds - restart, warmup_seconds=0),
-            ]
         direct = list(route.setup[1] if route.setup else route.addresses)
-        stage_reports: list[list[dict[str, Any]]] = []
-        host_facts: dict[str, Any] = {}
         with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
-            for number, stage in enumerate(stages):
-                if number:
-                    stage = replace(stage, insert_base=next_insert_base(stage, stage_reports[-1]))
-                    self.say(f"{row}: restarting the workers (new processes, connections, caches)")
-                    checkpoints.next_stage()
-                    lines.offset = len(checkpoints.intervals)
-                tasks = self._tasks(name, route, stage)
-                wait = stage.warmup_seconds + stage.duration_seconds + options.timeout_seconds
-                outcome = session.run_stage(tasks, wait, on_progress=lines.take)
-                if outcome.error is not None:
-                    raise CellError(outcome.error)
-                stage_reports.append(list(outcome.timings))
-                host_facts = outcome.host_facts or host_facts
-                if any(report.get("server_lost") for report in outcome.timings):
-                    break
+            stage_reports, host_facts = self._stages(session, name, route, plan, lines)
         reports = stage_reports[0]
         restarted = None
         if len(stage_reports) > 1:
@@ -347,6 +324,43 @@ class MixRunner(RunnerSkeleton):
             for entry in record["workers"]:  # each worker's share beside its host
                 entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
+
+    def _stages(
+        self,
+        session: concurrency.Session,
+        name: str,
+        route: Route,
+        plan: MixPlan,
+        lines: _IntervalLines,
+    ) -> tuple[list[list[dict[str, Any]]], dict[str, Any]]:
+        """Each stage's reports (two with --restart-clients), the last host facts."""
+        options = self.options
+        stages = [plan]
+        restart = options.restart_at_seconds
+        if restart is not None and 0 < restart < plan.duration_seconds:
+            stages = [
+                replace(plan, duration_seconds=restart),
+                replace(plan, duration_seconds=plan.duration_seconds - restart, warmup_seconds=0),
+            ]
+        stage_reports: list[list[dict[str, Any]]] = []
+        host_facts: dict[str, Any] = {}
+        for number, stage in enumerate(stages):
+            if number:
+                stage = replace(stage, insert_base=next_insert_base(stage, stage_reports[-1]))
+                self.say(
+                    f"{lines.name}: restarting the workers (new processes, connections, caches)"
+                )
+                lines.next_stage()
+            tasks = self._tasks(name, route, stage)
+            wait = stage.warmup_seconds + stage.duration_seconds + options.timeout_seconds
+            outcome = session.run_stage(tasks, wait, on_progress=lines.take)
+            if outcome.error is not None:
+                raise CellError(outcome.error)
+            stage_reports.append(list(outcome.timings))
+            host_facts = outcome.host_facts or host_facts
+            if any(report.get("server_lost") for report in outcome.timings):
+                break
+        return stage_reports, host_facts
 
     def _tasks(self, name: str, route: Route, plan: MixPlan) -> list[MixTask]:
         options = self.options
@@ -414,10 +428,10 @@ class _IntervalLines:
         workers: int,
         interval_seconds: float,
         say: Callable[[str], None],
-        on_closed: Callable[[int, list[tuple[int, str]]], None] | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.name = name
-        self.on_closed = on_closed  # every worker closed interval i (the checkpoints)
+        self.checkpoints = checkpoints  # takes each interval every worker closed
         self.offset = 0  # intervals of the stages before (--restart-clients)
         self.workers = workers
         self.interval_seconds = interval_seconds
@@ -434,9 +448,17 @@ class _IntervalLines:
             if len(entries) < self.workers:
                 return
             del self._pending[index]
-        if self.on_closed is not None:
-            self.on_closed(index, entries)
+        if self.checkpoints is not None:
+            self.checkpoints.closed(index, entries)
         self.say(self._line(self.offset + index, entries))
+
+    def next_stage(self) -> None:
+        """New workers start (--restart-clients): their interval 0 follows the last closed."""
+        with self._lock:
+            self._pending.clear()  # an interval some old worker never closed: never complete
+            if self.checkpoints is not None:
+                self.checkpoints.next_stage()
+                self.offset = len(self.checkpoints.intervals)
 
     def _line(self, index: int, entries: list[tuple[int, str]]) -> str:
         transactions = sum(count for count, _h in entries)

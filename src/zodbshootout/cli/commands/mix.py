@@ -293,23 +293,12 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     workload = choose_workload(args.workload, args.mix, args.keys)
     interval = interval_for(args.duration, args.interval)
     _check_intervals(args.duration, interval)
-    restart = args.restart_clients
-    if restart is not None:
-        restart = -restart * args.duration if restart < 0 else restart
-        if restart >= args.duration:
-            raise UsageError(
-                f"--restart-clients {restart:g} s is not within --duration {args.duration:g} s"
-            )
+    restart = _restart_seconds(args)
     hosts: tuple[HostSpec, ...] = ()
     if args.work and args.threads:
         # Its counters wrap ZODB's classes in the process that counts: the threads' own.
         raise UsageError(
             "--work counts in a worker process of its own, which --threads doesn't start; "
-            "run it without --threads"
-        )
-    if args.restart_clients is not None and args.threads:
-        raise UsageError(
-            "--restart-clients starts new worker processes, which --threads doesn't start; "
             "run it without --threads"
         )
     if args.hosts:
@@ -345,6 +334,24 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         checkpoint_seconds=args.checkpoint,
         restart_at_seconds=restart,
     )
+
+
+def _restart_seconds(args: argparse.Namespace) -> float | None:
+    """--restart-clients in seconds into the measurement; a UsageError where it can't be."""
+    restart: float | None = args.restart_clients
+    if restart is None:
+        return None
+    if args.threads:
+        raise UsageError(
+            "--restart-clients starts new worker processes, which --threads doesn't start; "
+            "run it without --threads"
+        )
+    restart = -restart * args.duration if restart < 0 else restart
+    if restart >= args.duration:
+        raise UsageError(
+            f"--restart-clients {restart:g} s is not within --duration {args.duration:g} s"
+        )
+    return restart
 
 
 def mix_footprint(
