@@ -161,3 +161,28 @@ def test_the_issues_mix_values_are_refused(write_config, argv, says):
     assert (code, stdout) == (cli.EXIT_USAGE, ""), stderr
     assert stderr.count("\n") == 1, stderr
     assert says in stderr
+
+
+def test_a_duration_takes_minutes_and_hours():
+    from zodbshootout.cli.numbers import Seconds
+
+    seconds = Seconds(1, 604_800)
+    assert seconds("90") == 90.0
+    assert seconds("90s") == 90.0
+    assert seconds("15m") == 900.0
+    assert seconds("2h") == 7200.0
+    for bad in ("h", "2x", "nanh", "infh", "0.5s", "200h"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            seconds(bad)
+
+
+def test_restart_clients_is_a_fraction_below_one_or_seconds():
+    from zodbshootout.cli.numbers import RestartAt
+
+    at = RestartAt(604_800)
+    assert at("0.5") == ("fraction", 0.5)
+    assert at("30") == ("seconds", 30.0)
+    assert at("10m") == ("seconds", 600.0)
+    for bad in ("0", "-0.5", "nan", "soon"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            at(bad)

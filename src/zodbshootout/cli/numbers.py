@@ -167,6 +167,32 @@ class Seconds(Number):
         return super().describe() + " (or minutes and hours: 15m, 2h)"
 
 
+class RestartAt(Numeric):
+    """--restart-clients AT: ("fraction", x) for 0 < x < 1 (of --duration), else ("seconds", s)."""
+
+    def __init__(self, maximum: float) -> None:
+        self.seconds = Seconds(0, maximum, above=True)
+        self.__name__ = "moment"
+
+    def __call__(self, text: str) -> tuple[str, float]:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            value = math.nan
+        if 0 < value < 1:
+            return ("fraction", value)
+        try:
+            return ("seconds", float(self.seconds(text)))
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"{shown(text)} is not a fraction of --duration below 1 or "
+                f"{self.seconds.describe()}"
+            ) from None
+
+    def outside(self) -> list[str]:
+        return self.seconds.outside()
+
+
 class Numbers(Numeric):
     """``100,1000``: a comma-separated list of :class:`Number` *item*, each in its range."""
 

@@ -23,6 +23,7 @@ from zodbshootout.cli.numbers import (
     TIMEOUT,
     Number,
     Parsed,
+    RestartAt,
     Seconds,
 )
 from zodbshootout.cli.parsing import add_format, add_hosts_and_rtt, add_output
@@ -114,18 +115,6 @@ def interval_for(duration_seconds: float, interval_seconds: float | None) -> flo
     if interval_seconds is not None:
         return interval_seconds
     return max(1.0, duration_seconds / SOAK_INTERVALS)
-
-
-def restart_at(text: str) -> float:
-    """--restart-clients AT: a fraction of --duration below 1, or seconds (30, 30s, 10m)."""
-    word = text.strip()
-    try:
-        value = float(word)
-    except ValueError:
-        value = None
-    if value is not None and 0 < value < 1:
-        return -value  # a fraction: negative until the duration is known (mix_options)
-    return Seconds(0, MAX_TIMEOUT_SECONDS, above=True)(text)
 
 
 def _check_intervals(duration_seconds: float, interval_seconds: float) -> None:
@@ -244,7 +233,7 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--restart-clients",
         metavar="AT",
-        type=restart_at,
+        type=RestartAt(MAX_TIMEOUT_SECONDS),
         default=None,
         help="stop the workers at AT (a fraction of --duration below 1, or seconds: 30, 10m) "
         "and start new worker processes (new connections and caches) for the rest; the "
@@ -338,15 +327,15 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
 
 def _restart_seconds(args: argparse.Namespace) -> float | None:
     """--restart-clients in seconds into the measurement; a UsageError where it can't be."""
-    restart: float | None = args.restart_clients
-    if restart is None:
+    if args.restart_clients is None:
         return None
     if args.threads:
         raise UsageError(
             "--restart-clients starts new worker processes, which --threads doesn't start; "
             "run it without --threads"
         )
-    restart = -restart * args.duration if restart < 0 else restart
+    kind, value = args.restart_clients
+    restart = float(value * args.duration if kind == "fraction" else value)
     if restart >= args.duration:
         raise UsageError(
             f"--restart-clients {restart:g} s is not within --duration {args.duration:g} s"
