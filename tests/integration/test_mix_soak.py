@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shlex
 import shutil
 import signal
 import subprocess
@@ -106,19 +107,34 @@ def test_a_finished_run_replaces_its_checkpoints(request, tmp_path):
     assert record["drift"]["verdict"] == "too short"  # 4 intervals: no verdict
 
 
-@pytest.mark.zeo
-def test_a_steady_read_only_run_says_steady_and_names_no_cause(request, tmp_path):
-    """No false alarm: ycsb-c on etc/local.conf has nothing that grows (whatever the load)."""
-    local = pathlib.Path(__file__).parents[2] / "etc" / "local.conf"
-    result_file = tmp_path / "steady.json"
-    cli = start_cli(
-        "mix", str(local), "--workload", "ycsb-c", "-n", "1000", "-c", "2", "-d", "20",
-        "--warmup", "2", "--seed", "7", "-o", str(result_file),
-        env={"TMPDIR": str(_temporary(request))},
-    )  # fmt: skip
+ROOT = pathlib.Path(__file__).parents[2]
+
+
+def _page_commands() -> list[list[str]]:
+    """The ``$ zodbshootout ...`` lines of docs/soak.rst, as words."""
+    text = (ROOT / "docs" / "soak.rst").read_text(encoding="utf-8")
+    lines = [line.strip()[2:] for line in text.splitlines() if line.strip().startswith("$ ")]
+    return [shlex.split(line) for line in lines]
+
+
+def _run_page_command(request, tmp_path, words: list[str]):
+    """One command of the page, in *tmp_path* (its files land there), etc/ from the checkout."""
+    assert words[0] == "zodbshootout"
+    args = [str(ROOT / word) if word.startswith("etc/") else word for word in words[1:]]
+    cli = start_cli(*args, env={"TMPDIR": str(_temporary(request))}, cwd=tmp_path)
     stdout, stderr = cli.communicate(timeout=600)
-    assert cli.returncode == 0, stderr
-    saved = json.loads(result_file.read_text())
+    assert wait_until_session_empty(cli.pid) == []
+    return cli.returncode, stdout, stderr
+
+
+@pytest.mark.zeo
+def test_the_pages_steady_run_says_steady_and_names_no_cause(request, tmp_path):
+    """No false alarm: ycsb-c on etc/local.conf has nothing that grows (whatever the load)."""
+    commands = _page_commands()
+    assert len(commands) == 3  # the steady run, show, the restart
+    code, stdout, stderr = _run_page_command(request, tmp_path, commands[0])
+    assert code == 0, stderr
+    saved = json.loads((tmp_path / "soak.json").read_text())
     assert len(saved["mix"]) == 3
     for record in saved["mix"]:
         found = record["drift"]
@@ -126,6 +142,20 @@ def test_a_steady_read_only_run_says_steady_and_names_no_cause(request, tmp_path
         assert found["moved_with"] == []
         assert found["throughput"]["intervals"] == len(record["intervals"])
     assert stdout.count("drift: steady over 20 s, no decay") == 3, stdout
+    code, shown, stderr = _run_page_command(request, tmp_path, commands[1])
+    assert code == 0, stderr
+    assert shown.count("drift: steady over 20 s, no decay") == 3, shown
+
+
+@pytest.mark.zeo
+def test_the_pages_restart_run_gives_a_verdict_with_its_evidence(request, tmp_path):
+    code, stdout, stderr = _run_page_command(request, tmp_path, _page_commands()[2])
+    assert code == 0, stderr
+    saved = json.loads((tmp_path / "restart.json").read_text())
+    for record in saved["mix"]:
+        assert record["restart"]["verdict"] in ("no decay", "client", "server")
+        assert record["restart"]["after_interval"] == 10
+    assert stdout.count("restart: ") == 3, stdout
 
 
 def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows(request, tmp_path):
