@@ -86,6 +86,16 @@ def test_sigkill_of_the_coordinator_leaves_the_last_checkpoint_readable_and_part
     assert "partial: a checkpoint saved while the run went on" in shown.stdout
     as_json = json.loads(_show(result_file, "--format", "json").stdout)
     assert as_json["databases"][0]["partial"] is True
+    pytest.importorskip("matplotlib")
+    chart = tmp_path / "partial.png"
+    drawn = subprocess.run(
+        [sys.executable, "-m", "zodbshootout", "plot", str(result_file), "-o", str(chart)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert drawn.returncode == 0, drawn.stderr
+    assert chart.read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_finished_run_replaces_its_checkpoints(request, tmp_path):

@@ -85,6 +85,19 @@ def test_a_decay_is_found_and_the_series_that_grew_with_it_ranked_first():
     assert "moved with it: client.0.pickle_cache_objects" in sentence
 
 
+def test_a_drop_halfway_is_a_decay_a_few_slow_seconds_are_not():
+    rng = random.Random(5)
+    drop = [1000 + rng.gauss(0, 20) for _ in range(30)] + [
+        300 + rng.gauss(0, 20) for _ in range(30)
+    ]
+    assert drift.drift(_record(drop))["verdict"] == "decaying"
+    # Slow seconds near the end tilt the line; the thirds' medians don't follow.
+    spikes = [1000 + rng.gauss(0, 20) for _ in range(60)]
+    for index in (52, 55, 58, 59):
+        spikes[index] = 50
+    assert drift.drift(_record(spikes))["verdict"] == "steady"
+
+
 def test_a_rising_throughput_is_no_decay():
     """A warm-up, or a machine that freed up: said, never an alarm, no cause named."""
     rates = [500 + 10 * i for i in range(40)]

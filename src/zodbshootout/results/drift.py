@@ -6,8 +6,11 @@ with a 95 % confidence interval.  Consecutive intervals are not independent
 effective count of intervals, n·(1 − ρ)/(1 + ρ) with ρ the lag-1
 autocorrelation of the residuals, and Student's t for that count.  A
 drift is reported only when the whole interval lies beyond
-:data:`MATERIAL_CHANGE` of the mean over the run: a slope that is
-"significant" but changes the value by 2 % over two hours is steady.
+:data:`MATERIAL_CHANGE` of the mean over the run (p99:
+:data:`MATERIAL_P99_CHANGE`, as a ratio) and the medians of the run's
+thirds move the same way by as much: a slope that is "significant" but
+changes the value by 2 % over two hours is steady, and so is one that a
+few slow seconds tilted.
 
 When something drifted, every sampled series is put on the intervals'
 time axis and ranked by the absolute value of its correlation with the
@@ -32,6 +35,11 @@ from zodbshootout.results.mix import MixRecord, Series, is_counter
 #: A drift is material when the fitted line changes the value by at least
 #: this fraction of its mean over the run, at the near end of its 95 % interval.
 MATERIAL_CHANGE = 0.10
+#: The same for p99, as a ratio: an interval's p99 rests on its slowest 1 %, a
+#: few dozen transactions, and a busy machine moves it by tens of percent.
+MATERIAL_P99_CHANGE = 0.25
+#: A counter moving by less than this per committed transaction is not named.
+MIN_PER_TRANSACTION = 0.01
 #: Fewer intervals than this: no verdict.
 MIN_INTERVALS = 8
 #: Series named as moving with a drift: |r| at least this, at most this many.
@@ -109,14 +117,18 @@ class Slope:
         return self._change(self.high)
 
     @property
+    def material(self) -> float:
+        return MATERIAL_P99_CHANGE if self.log else MATERIAL_CHANGE
+
+    @property
     def rose(self) -> bool:
-        """The whole 95 % interval raises the value by MATERIAL_CHANGE or more."""
-        return self.change_low >= MATERIAL_CHANGE
+        """The whole 95 % interval raises the value by the material change or more."""
+        return self.change_low >= self.material
 
     @property
     def fell(self) -> bool:
-        """The whole 95 % interval lowers the value by MATERIAL_CHANGE or more."""
-        return self.change_high <= -MATERIAL_CHANGE
+        """The whole 95 % interval lowers the value by the material change or more."""
+        return self.change_high <= -self.material
 
 
 def fit(times: Sequence[float], values: Sequence[float], log: bool = False) -> Slope | None:
@@ -247,9 +259,9 @@ def drift(record: MixRecord) -> dict[str, Any]:
         found["verdict"] = "too short"
         return found
     decays = []
-    if throughput is not None and throughput.fell:
+    if throughput is not None and throughput.fell and _thirds(rates, -MATERIAL_CHANGE):
         decays.append(("throughput", times, rates))
-    if latency is not None and latency.rose:
+    if latency is not None and latency.rose and _thirds(p99, MATERIAL_P99_CHANGE):
         decays.append(("p99_ms", p99_times, log_p99))
     found["improved"] = [
         name
@@ -264,6 +276,24 @@ def drift(record: MixRecord) -> dict[str, Any]:
         name, xs, ys = decays[0]
         found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
     return found
+
+
+def _thirds(values: Sequence[float], change: float) -> bool:
+    """Whether the medians of the first, middle and last third move one way, by *change*.
+
+    A confirmation the line needs: a few slow seconds can tilt a least-squares
+    line, not three medians in order (a drop halfway, relstorage#498's, does
+    move them).
+    """
+    third = len(values) // 3
+    first = statistics.median(values[:third])
+    middle = statistics.median(values[third:-third])
+    last = statistics.median(values[-third:])
+    if not first:
+        return False
+    if change < 0:
+        return first >= middle >= last and (last - first) / first <= change
+    return first <= middle <= last and (last - first) / first >= change
 
 
 def _moved_with(
@@ -285,6 +315,9 @@ def _moved_with(
                 rate / per_second[t] if per_second.get(t) else math.nan
                 for rate, t in zip(aligned, times, strict=True)
             ]
+            amounts = [abs(value) for value in aligned if not math.isnan(value)]
+            if not amounts or max(amounts) < MIN_PER_TRANSACTION:
+                continue  # next to nothing per transaction: noise, whatever its r
         r = correlation(values, aligned)
         if r is None or abs(r) < MIN_CORRELATION:
             continue
