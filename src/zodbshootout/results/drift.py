@@ -402,10 +402,11 @@ def restart_verdict(record: MixRecord) -> dict[str, Any]:
     restart, 3 to RESTART_WINDOW): the run's first (the baseline), the last
     before the restart and the first after it, the very first interval after
     it left out (processes starting).  Mean throughput and median p99 of
-    each.  The run decayed before the restart when the last window's
-    throughput is MATERIAL_CHANGE below the baseline's and outside both
-    windows' spread (two standard errors); then the restart recovered when
-    it won back at least RECOVERY of the loss: the decay lives in the client
+    each.  The run decayed before the restart as :func:`drift` judges a whole
+    run (the line through the intervals before it, its 95 % interval
+    MATERIAL_CHANGE down or more, the thirds' medians agreeing); then the
+    restart recovered when it won back at least RECOVERY of the loss between
+    the first window and the last before it: the decay lives in the client
     (its caches, connections, memory); else in the server.
     """
     restart = record.restart or {}
@@ -434,8 +435,11 @@ def restart_verdict(record: MixRecord) -> dict[str, Any]:
         }
     start, before, after = evidence["start"], evidence["before"], evidence["after"]
     lost = start["per_second"] - before["per_second"]
-    spread = 2 * math.hypot(start["per_second_error"], before["per_second_error"])
-    decayed = lost > max(spread, MATERIAL_CHANGE * start["per_second"])
+    # Decayed before the restart as a whole run decays (see drift): the line
+    # through the intervals before it, confirmed by their thirds.
+    rates = [interval.transactions / length for interval in before_all]
+    line = fit([(index + 1) * length for index in range(len(rates))], rates)
+    decayed = line is not None and line.fell and _thirds(rates, -MATERIAL_CHANGE) and lost > 0
     if not decayed:
         evidence["verdict"] = "no decay"
         return evidence
