@@ -55,6 +55,9 @@ from zodbshootout.workload.root import ROOT_KEY, populate
 #: Objects written per commit while loading the dataset.
 LOAD_BATCH = 10_000
 
+#: A run this long (seconds) or longer: each progress line says the time left.
+SOAK_LINE_SECONDS = 600.0
+
 #: The phase name failures of a mix run carry.
 MIX_PHASE = "mix"
 
@@ -302,6 +305,8 @@ class MixRunner(RunnerSkeleton):
         lines = _IntervalLines(
             row, options.concurrency, plan.interval_seconds, self.say, checkpoints
         )
+        if plan.duration_seconds >= SOAK_LINE_SECONDS:
+            lines.total_intervals = round(plan.duration_seconds / plan.interval_seconds)
         direct = list(route.setup[1] if route.setup else route.addresses)
         with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
             stage_reports, host_facts = self._stages(session, name, route, plan, lines)
@@ -433,6 +438,8 @@ class _IntervalLines:
         self.name = name
         self.checkpoints = checkpoints  # takes each interval every worker closed
         self.offset = 0  # intervals of the stages before (--restart-clients)
+        #: A soak (SOAK_LINE_SECONDS or more): the run's intervals, for the time left.
+        self.total_intervals: int | None = None
         self.workers = workers
         self.interval_seconds = interval_seconds
         self.say = say
@@ -468,4 +475,10 @@ class _IntervalLines:
         rate = transactions / self.interval_seconds
         # A fractional --interval gets a decimal: 1.5 and 2.0 are not both "2 s".
         digits = 0 if float(self.interval_seconds).is_integer() else 1
-        return f"{self.name}: {seconds:5.{digits}f} s: {rate:9.0f} tx/s, p99 {p99:8.2f} ms"
+        line = f"{self.name}: {seconds:5.{digits}f} s: {rate:9.0f} tx/s, p99 {p99:8.2f} ms"
+        if self.total_intervals is not None:
+            left = max(0, self.total_intervals - index - 1) * self.interval_seconds
+            minutes, secs = divmod(round(left), 60)
+            hours, minutes = divmod(minutes, 60)
+            line += f", {hours}:{minutes:02d}:{secs:02d} left"
+        return line

@@ -1,0 +1,72 @@
+"""mix.checkpoint: the intervals every worker closed, merged; a partial record when due."""
+
+from __future__ import annotations
+
+import pytest
+
+from zodbshootout.mix.checkpoint import Checkpoints
+from zodbshootout.mix.runner import _IntervalLines
+from zodbshootout.results.histogram import decode, encode, new_histogram
+from zodbshootout.results.mix import MixRecord
+
+pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+
+
+def _histogram(*values: int) -> str:
+    histogram = new_histogram()
+    for value in values:
+        histogram.record_value(value)
+    return encode(histogram)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_interval_counts_once_every_worker_closed_it_and_a_checkpoint_comes_when_due():
+    saved = []
+    clock = Clock()
+    checkpoints = Checkpoints("db", "ycsb-b", 2, 1.0, 5.0, saved.append, clock)
+    lines: list[str] = []
+    progress = _IntervalLines("db", 2, 1.0, lines.append, checkpoints)
+    for index in range(8):
+        clock.now = index + 1.0
+        progress.take(("interval", 0, index, 10, _histogram(100, 200)))
+        assert len(checkpoints.intervals) == index  # worker 1 has not closed it yet
+        progress.take(("interval", 1, index, 5, _histogram(5000)))
+    assert len(lines) == 8
+    assert len(saved) == 1  # at 5 s, not before
+    record = MixRecord.from_data(saved[0])
+    assert record.partial
+    assert len(record.intervals) == 5
+    assert record.intervals[0].transactions == 15
+    assert record.intervals[0].max_us == pytest.approx(5000, rel=1e-3)
+    total = decode(record.operations["all"].latency)
+    assert total.get_total_count() == 3 * 5  # the histograms' values, each interval once
+    assert record.operations["all"].count == 75
+
+
+def test_after_a_restart_the_new_workers_intervals_follow_and_lines_count_on():
+    saved = []
+    checkpoints = Checkpoints("db", "ycsb-b", 1, 1.0, None, saved.append)
+    lines: list[str] = []
+    progress = _IntervalLines("db", 1, 1.0, lines.append, checkpoints)
+    for index in range(3):
+        progress.take(("interval", 0, index, 1, _histogram(10)))
+    progress.next_stage()
+    progress.take(("interval", 0, 0, 2, _histogram(10)))
+    assert [i["transactions"] for i in checkpoints.intervals] == [1, 1, 1, 2]
+    assert lines[-1].startswith("db:     4 s:")
+    assert saved == []  # no --checkpoint: never saved
+
+
+def test_a_soak_line_says_the_time_left():
+    lines: list[str] = []
+    progress = _IntervalLines("db", 1, 1.0, lines.append)
+    progress.total_intervals = 7200
+    progress.take(("interval", 0, 0, 1, _histogram(10)))
+    assert lines[0].endswith(", 1:59:59 left")
