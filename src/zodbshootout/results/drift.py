@@ -304,7 +304,7 @@ def _moved_with(
     per_second: dict[float, float],
 ) -> list[dict[str, Any]]:
     """The series whose |r| with *values* is at least MIN_CORRELATION, strongest first."""
-    ranked = []
+    ranked: list[dict[str, Any]] = []
     for name, series in record.series.items():
         counter = is_counter(name)
         aligned = series_on_intervals(series, times, counter)
