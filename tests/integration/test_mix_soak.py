@@ -199,3 +199,30 @@ def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows
     assert "restart: " in stdout
     # The inserts of the new workers used fresh keys: the read-back found every change.
     assert record["changes_found"] == record["increments"] + record["warmup_increments"]
+
+
+def test_ctrl_c_after_a_checkpoint_keeps_the_intervals_closed_so_far(request, tmp_path):
+    config = tmp_path / "one.conf"
+    config.write_text(CONFIG)
+    result_file = tmp_path / "soak.json"
+    cli = start_cli(
+        "mix", str(config), "-n", "200", "-c", "2", "-d", "30", "--warmup", "0",
+        "--checkpoint", "1", "--seed", "5", "-o", str(result_file),
+        env={"TMPDIR": str(_temporary(request))},
+    )  # fmt: skip
+    assert cli.stderr is not None
+    for line in cli.stderr:
+        if "    3 s:" in line:
+            break
+    time.sleep(1.2)
+    cli.send_signal(signal.SIGINT)
+    stdout, stderr = cli.communicate(timeout=60)
+    assert cli.returncode == 130, stderr
+    assert wait_until_session_empty(cli.pid) == []
+    saved = json.loads(result_file.read_text())
+    assert saved["interrupted"] is True
+    (record,) = saved["mix"]
+    assert record["partial"] is True
+    assert len(record["intervals"]) >= 3
+    assert saved["metadata"]["partial"]["database"] == "sqlite"
+    assert "partial: a checkpoint saved while the run went on" in stdout

@@ -308,8 +308,16 @@ class MixRunner(RunnerSkeleton):
         if plan.duration_seconds >= SOAK_LINE_SECONDS:
             lines.total_intervals = round(plan.duration_seconds / plan.interval_seconds)
         direct = list(route.setup[1] if route.setup else route.addresses)
-        with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
-            stage_reports, host_facts = self._stages(session, name, route, plan, lines)
+        try:
+            with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
+                stage_reports, host_facts = self._stages(session, name, route, plan, lines)
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM after a checkpoint: the result saved on the way
+            # out keeps the intervals closed so far, as the checkpoints did.
+            if checkpoints.saves:
+                self.result.mix.append(checkpoints.record())
+                self.result.metadata["partial"] = _partial_note(checkpoints.record())
+            raise
         reports = stage_reports[0]
         restarted = None
         if len(stage_reports) > 1:
@@ -401,17 +409,19 @@ class MixRunner(RunnerSkeleton):
         partial = dict(record)
         with contextlib.suppress(Exception):  # a verdict is a courtesy here
             partial["drift"] = drift(MixRecord.from_data(partial))
-        metadata = {
-            **self.result.metadata,
-            "partial": {
-                "database": record["database"],
-                "saved_at": time.time(),
-                "measured_seconds": record["seconds"],
-            },
-        }
+        metadata = {**self.result.metadata, "partial": _partial_note(record)}
         self.on_database_done(
             replace(self.result, mix=[*self.result.mix, partial], metadata=metadata)
         )
+
+
+def _partial_note(record: dict[str, Any]) -> dict[str, Any]:
+    """``metadata["partial"]``: the database whose record is a checkpoint's, when, how long."""
+    return {
+        "database": record["database"],
+        "saved_at": time.time(),
+        "measured_seconds": record["seconds"],
+    }
 
 
 def next_insert_base(plan: MixPlan, reports: list[dict[str, Any]]) -> int:
