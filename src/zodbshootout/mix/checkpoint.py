@@ -16,12 +16,16 @@ the record the workers' reports make at the end replaces it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from zodbshootout.results.drift import drift
 from zodbshootout.results.histogram import encode, merge, new_histogram
+from zodbshootout.results.mix import MixRecord
 
 #: The seconds between checkpoints by default (--checkpoint).
 DEFAULT_CHECKPOINT_SECONDS = 60.0
@@ -116,3 +120,29 @@ class Checkpoints:
             "intervals": list(self.intervals),
             "partial": True,
         }
+
+
+def save_partial(runner: Any, record: dict[str, Any]) -> None:
+    """A checkpoint (from the progress thread): *runner*'s result so far, *record* partial.
+
+    A copy: the run's own result is only appended to by the coordinator,
+    which waits for the workers meanwhile.
+    """
+    if runner.on_database_done is None:
+        return
+    partial = dict(record)
+    with contextlib.suppress(Exception):  # a verdict is a courtesy here
+        partial["drift"] = drift(MixRecord.from_data(partial))
+    metadata = {**runner.result.metadata, "partial": partial_note(record)}
+    runner.on_database_done(
+        replace(runner.result, mix=[*runner.result.mix, partial], metadata=metadata)
+    )
+
+
+def partial_note(record: dict[str, Any]) -> dict[str, Any]:
+    """``metadata["partial"]``: the database whose record is a checkpoint's, when, how long."""
+    return {
+        "database": record["database"],
+        "saved_at": time.time(),
+        "measured_seconds": record["seconds"],
+    }

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
@@ -34,15 +33,16 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
 from zodbshootout.errors import CellError
 from zodbshootout.faults import Fault
-from zodbshootout.mix.checkpoint import Checkpoints
+from zodbshootout.mix.checkpoint import Checkpoints, partial_note, save_partial
 from zodbshootout.mix.counting import counting_pass
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.series import add_server_series, server_series
-from zodbshootout.mix.worker import MixPlan, MixTask
+from zodbshootout.mix.stages import run_stages
+from zodbshootout.mix.worker import MixPlan
 from zodbshootout.network.delays import RttStep
-from zodbshootout.results.drift import drift, restart_verdict
+from zodbshootout.results.drift import judge
 from zodbshootout.results.histogram import merge
-from zodbshootout.results.mix import MixRecord, join_stages, merge_reports
+from zodbshootout.results.mix import join_stages, merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.results.rtt import mix_fits
 from zodbshootout.run.ladder import Ladder, Route
@@ -288,8 +288,7 @@ class MixRunner(RunnerSkeleton):
         duration; each worker's two reports are joined into one.
         """
         options = self.options
-        hosts = ", ".join(host.name for host in options.hosts)
-        where = f" on {hosts}" if hosts else ""
+        where = f" on {', '.join(h.name for h in options.hosts)}" if options.hosts else ""
         self.say(
             f"{row}: {options.concurrency} workers{where}: warm-up {plan.warmup_seconds:g} s, "
             f"then {plan.duration_seconds:g} s of {plan.workload.name}"
@@ -300,7 +299,7 @@ class MixRunner(RunnerSkeleton):
             options.concurrency,
             plan.interval_seconds,
             options.checkpoint_seconds,
-            self._save_partial,
+            partial(save_partial, self),
         )
         lines = _IntervalLines(
             row, options.concurrency, plan.interval_seconds, self.say, checkpoints
@@ -310,13 +309,15 @@ class MixRunner(RunnerSkeleton):
         direct = list(route.setup[1] if route.setup else route.addresses)
         try:
             with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
-                stage_reports, host_facts = self._stages(session, name, route, plan, lines)
+                stage_reports, host_facts = run_stages(
+                    session, name, route, plan, self.options, lines
+                )
         except KeyboardInterrupt:
             # Ctrl-C or SIGTERM after a checkpoint: the result saved on the way
             # out keeps the intervals closed so far, as the checkpoints did.
             if checkpoints.saves:
                 self.result.mix.append(checkpoints.record())
-                self.result.metadata["partial"] = _partial_note(checkpoints.record())
+                self.result.metadata["partial"] = partial_note(checkpoints.record())
             raise
         reports = stage_reports[0]
         restarted = None
@@ -326,7 +327,7 @@ class MixRunner(RunnerSkeleton):
         add_server_series(record, sampling)
         if restarted is not None:
             record["restart"] = restarted
-        self._judge(record)
+        judge(record)
         lost = [report["server_lost"] for report in reports if report.get("server_lost")]
         if host_facts:
             cell = {"database": row, "object_count": plan.objects}
@@ -337,101 +338,6 @@ class MixRunner(RunnerSkeleton):
             for entry in record["workers"]:  # each worker's share beside its host
                 entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
-
-    def _stages(
-        self,
-        session: concurrency.Session,
-        name: str,
-        route: Route,
-        plan: MixPlan,
-        lines: _IntervalLines,
-    ) -> tuple[list[list[dict[str, Any]]], dict[str, Any]]:
-        """Each stage's reports (two with --restart-clients), the last host facts."""
-        options = self.options
-        stages = [plan]
-        restart = options.restart_at_seconds
-        if restart is not None and 0 < restart < plan.duration_seconds:
-            stages = [
-                replace(plan, duration_seconds=restart),
-                replace(plan, duration_seconds=plan.duration_seconds - restart, warmup_seconds=0),
-            ]
-        stage_reports: list[list[dict[str, Any]]] = []
-        host_facts: dict[str, Any] = {}
-        for number, stage in enumerate(stages):
-            if number:
-                stage = replace(stage, insert_base=next_insert_base(stage, stage_reports[-1]))
-                self.say(
-                    f"{lines.name}: restarting the workers (new processes, connections, caches)"
-                )
-                lines.next_stage()
-            tasks = self._tasks(name, route, stage)
-            wait = stage.warmup_seconds + stage.duration_seconds + options.timeout_seconds
-            outcome = session.run_stage(tasks, wait, on_progress=lines.take)
-            if outcome.error is not None:
-                raise CellError(outcome.error)
-            stage_reports.append(list(outcome.timings))
-            host_facts = outcome.host_facts or host_facts
-            if any(report.get("server_lost") for report in outcome.timings):
-                break
-        return stage_reports, host_facts
-
-    def _tasks(self, name: str, route: Route, plan: MixPlan) -> list[MixTask]:
-        options = self.options
-        return [
-            MixTask(
-                route.source,
-                name,
-                tuple(route.addresses),
-                worker,
-                options.concurrency,
-                plan,
-                options.timeout_seconds,
-                count_loads=worker == 0 or not options.threads,
-            )
-            for worker in range(options.concurrency)
-        ]
-
-    def _judge(self, record: dict[str, Any]) -> None:
-        """The drift verdict (and, after a restart, the client-or-server one) in *record*."""
-        typed = MixRecord.from_data(record)
-        record["drift"] = drift(typed)
-        if typed.restart is not None:
-            record["restart"] = {**typed.restart, **restart_verdict(typed)}
-
-    def _save_partial(self, record: dict[str, Any]) -> None:
-        """A checkpoint (from the progress thread): the result so far, *record* marked partial.
-
-        A copy: the run's own result is only appended to by the coordinator,
-        which waits for the workers meanwhile.
-        """
-        if self.on_database_done is None:
-            return
-        partial = dict(record)
-        with contextlib.suppress(Exception):  # a verdict is a courtesy here
-            partial["drift"] = drift(MixRecord.from_data(partial))
-        metadata = {**self.result.metadata, "partial": _partial_note(record)}
-        self.on_database_done(
-            replace(self.result, mix=[*self.result.mix, partial], metadata=metadata)
-        )
-
-
-def _partial_note(record: dict[str, Any]) -> dict[str, Any]:
-    """``metadata["partial"]``: the database whose record is a checkpoint's, when, how long."""
-    return {
-        "database": record["database"],
-        "saved_at": time.time(),
-        "measured_seconds": record["seconds"],
-    }
-
-
-def next_insert_base(plan: MixPlan, reports: list[dict[str, Any]]) -> int:
-    """The first key the next stage's inserts may use: above every key the last one used.
-
-    Worker w of c inserted keys base + w + k·c for k below its count
-    (``inserted``, warm-up included), all below base + c · max(count).
-    """
-    most = max((int(report.get("inserted", 0)) for report in reports), default=0)
-    return plan.insert_base + len(reports) * most
 
 
 class _IntervalLines:

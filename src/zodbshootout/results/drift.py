@@ -476,3 +476,11 @@ def describe_restart(found: dict[str, Any]) -> str | None:
 
 def _ms(value: float | None) -> str:
     return "?" if value is None else f"{value:.2f} ms"
+
+
+def judge(record: dict[str, Any]) -> None:
+    """The drift verdict (and, after a restart, the client-or-server one) into *record*."""
+    typed = MixRecord.from_data(record)
+    record["drift"] = drift(typed)
+    if typed.restart is not None:
+        record["restart"] = {**typed.restart, **restart_verdict(typed)}
