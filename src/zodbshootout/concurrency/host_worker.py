@@ -31,15 +31,13 @@ import signal
 import socket
 import threading
 import time
-import traceback
 from typing import Any
 
 from zodbshootout import storages
-from zodbshootout.concurrency.task import WorkerContext, decode_task
+from zodbshootout.concurrency.task import WorkerContext, decode_task, execute_and_reply
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.info import describe_database
 from zodbshootout.database.open import open_database
-from zodbshootout.errors import CellError
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
 from zodbshootout.results.metadata import environment
 
@@ -118,17 +116,7 @@ def run_stage(channel: Any, lifeline: Any, plain_task: dict[str, Any]) -> None:
         channel.send(("clock", time.time()))
     barrier = ChannelBarrier(channel)
     context = WorkerContext(progress=lambda message: channel.send(("progress", message)))
-    try:
-        results = task.execute(barrier, context)
-        channel.send(("ok", results, barrier.releases))
-    except threading.BrokenBarrierError:
-        channel.send(("broken", "another worker stopped"))
-    except CellError as e:
-        barrier.abort()
-        channel.send(("error", str(e)))
-    except BaseException as e:
-        barrier.abort()
-        channel.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
+    execute_and_reply(task, barrier, context, channel.send, lambda: (barrier.releases,))
 
 
 def _ignore_interrupts() -> None:

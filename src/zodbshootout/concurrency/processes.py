@@ -19,7 +19,6 @@ import signal
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, cast
@@ -33,9 +32,9 @@ from zodbshootout.concurrency.task import (
     StageOutcome,
     Task,
     WorkerContext,
+    execute_and_reply,
 )
 from zodbshootout.database.open import open_database
-from zodbshootout.errors import CellError
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
 
 _log = logging.getLogger(__name__)
@@ -61,16 +60,7 @@ def _worker_main(
     install_log_redaction(find_secrets(task.source.text), said=storages.server_lost)
     try:
         context = WorkerContext(progress=None if progress is None else progress.put_nowait)
-        connection.send(("ok", task.execute(barrier, context)))
-    except threading.BrokenBarrierError:
-        connection.send(("broken", "another worker stopped"))
-    except CellError as e:
-        barrier.abort()
-        connection.send(("error", str(e)))
-    except BaseException as e:
-        barrier.abort()
-        detail = traceback.format_exc()
-        connection.send(("error", f"{type(e).__name__}: {e}", detail))
+        execute_and_reply(task, barrier, context, connection.send)
     finally:
         connection.close()
 

@@ -19,9 +19,12 @@ from __future__ import annotations
 import importlib
 import queue
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from zodbshootout.errors import CellError
 
 if TYPE_CHECKING:  # types only: the protocol module stays light
     from zodbshootout.config.loader import ConfigSource
@@ -170,3 +173,29 @@ class ProgressFollower:
         close = getattr(self.channel, "close", None)
         if close is not None:
             close()
+
+
+def execute_and_reply(
+    task: Task,
+    barrier: Barrier,
+    context: WorkerContext,
+    send: Callable[[tuple[Any, ...]], None],
+    more: Callable[[], tuple[Any, ...]] = tuple,
+) -> None:
+    """Run *task* in its worker and *send* the runner how it went, as every mode says it.
+
+    ``("ok", results, *more())``, ``("broken", why)`` when another worker
+    stopped, or ``("error", why[, traceback])``; an error aborts the barrier
+    so that the others stop at once.
+    """
+    try:
+        results = task.execute(barrier, context)
+        send(("ok", results, *more()))
+    except threading.BrokenBarrierError:
+        send(("broken", "another worker stopped"))
+    except CellError as e:
+        barrier.abort()
+        send(("error", str(e)))
+    except BaseException as e:
+        barrier.abort()
+        send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))

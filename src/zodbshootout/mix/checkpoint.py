@@ -20,7 +20,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zodbshootout.results.drift import drift
@@ -44,33 +44,28 @@ def merged_interval(entries: list[tuple[int, str]]) -> tuple[dict[str, Any], Any
     return interval, union
 
 
+@dataclass
 class Checkpoints:
     """The closed intervals of one database's run, merged; a partial record every so often."""
 
-    def __init__(
-        self,
-        row: str,
-        workload: str,
-        workers: int,
-        interval_seconds: float,
-        every_seconds: float | None,
-        save: Callable[[dict[str, Any]], None],
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.row = row
-        self.workload = workload
-        self.workers = workers
-        self.interval_seconds = interval_seconds
-        self.every_seconds = every_seconds
-        self.save = save
-        self.clock = clock
-        self.intervals: list[dict[str, Any]] = []
-        self.offset = 0  # intervals of the stages before this one (--restart-clients)
-        self.total = new_histogram()
-        self.transactions = 0
-        self.saves = 0
-        self._next = clock() + every_seconds if every_seconds else None
-        self._lock = threading.Lock()
+    row: str
+    workload: str
+    workers: int
+    interval_seconds: float
+    every_seconds: float | None
+    save: Callable[[dict[str, Any]], None]
+    clock: Callable[[], float] = time.monotonic
+    intervals: list[dict[str, Any]] = field(default_factory=list, init=False)
+    offset: int = field(default=0, init=False)  # intervals of the earlier stages (restarts)
+    total: Any = field(default_factory=new_histogram, init=False)
+    transactions: int = field(default=0, init=False)
+    saves: int = field(default=0, init=False)
+    _next: float | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        every = self.every_seconds
+        self._next = self.clock() + every if every else None
 
     def next_stage(self) -> None:
         """New workers start (--restart-clients): their interval 0 follows the last closed."""
