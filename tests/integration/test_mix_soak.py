@@ -8,6 +8,7 @@ process the tool left behind is found.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shlex
 import shutil
@@ -139,7 +140,15 @@ def _run_page_command(request, tmp_path, words: list[str]):
 
 @pytest.mark.zeo
 def test_the_pages_steady_run_says_steady_and_names_no_cause(request, tmp_path):
-    """No false alarm: ycsb-c on etc/local.conf has nothing that grows (whatever the load)."""
+    """No false alarm: ycsb-c on etc/local.conf has nothing that grows, at a steady load.
+
+    Not beside the suite's other tests: their processes come and go during
+    the 20 s, and a p99 that rises as the machine gets busier is a decay the
+    verdict rightly sees (it cannot tell the machine's from the database's).
+    .ci/run runs it alone, after the suite, with ZODBSHOOTOUT_DOC_COMMANDS=1.
+    """
+    if not os.environ.get("ZODBSHOOTOUT_DOC_COMMANDS"):
+        pytest.skip("needs a machine whose load holds still: .ci/run runs it alone afterwards")
     commands = _page_commands()
     assert len(commands) == 3  # the steady run, show, the restart
     code, stdout, stderr = _run_page_command(request, tmp_path, commands[0])

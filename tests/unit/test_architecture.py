@@ -623,3 +623,16 @@ def test_the_naming_rule_reads_package_and_module():
     owners = {"render", "results", "redact", "mix"}
     names = ["test_render_csv.py", "test_redact.py", "test_mix_parts.py", "test_rendering.py"]
     assert misnamed_tests(names, owners) == ["test_rendering.py"]
+
+
+def test_no_two_test_files_share_a_name():
+    # The test folders are not packages: pytest imports each file by its
+    # name, and a second file of the same name fails the whole collection
+    # ("import file mismatch") in whichever worker meets both.
+    seen: dict[str, pathlib.Path] = {}
+    clashes = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(TESTS)} ~ {path.relative_to(TESTS)}")
+        seen.setdefault(path.name, path)
+    assert clashes == []
