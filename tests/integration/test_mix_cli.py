@@ -29,7 +29,7 @@ def _records(path):
 
 
 def test_a_saved_mix_run_is_shown_and_plotted_again(tmp_path):
-    # etc/local.conf itself runs in test_the_commands_of_the_mix_page_run_as_written.
+    # etc/local.conf itself runs as docs/mix.rst shows it (test_doc_commands).
     out = tmp_path / "mix.json"
     config = str(_sqlite_only(tmp_path))
     env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
@@ -226,36 +226,6 @@ def test_read_mostly_hit_rate_rises_with_the_client_cache_size(tmp_path):
     assert large is not None
     assert large > small + 0.15, (small, large)
     assert "client cache hit rate" in done.stdout
-
-
-def _documented_commands():
-    from conftest import ROOT
-
-    text = (ROOT / "docs" / "mix.rst").read_text(encoding="utf-8")
-    return [line.strip()[2:] for line in text.splitlines() if line.strip().startswith("$ ")]
-
-
-def test_the_commands_of_the_mix_page_run_as_written():
-    import os
-    import shlex
-
-    if not os.environ.get("ZODBSHOOTOUT_DOC_COMMANDS"):
-        pytest.skip("takes half a minute: .ci/run runs it with ZODBSHOOTOUT_DOC_COMMANDS=1")
-
-    from conftest import ROOT
-
-    commands = _documented_commands()
-    assert len(commands) == 4  # ycsb-b, conflicts, --rate, --hosts localhost
-    for command in commands:
-        words = shlex.split(command)
-        assert words[:2] == ["zodbshootout", "mix"]
-        done = run_cli(*words[1:], cwd=ROOT)
-        assert done.returncode == 0, (command, done.stderr)
-        for name in ("zeo_fs", "sqlite", "zeo_pcache"):
-            assert f"{name}: " in done.stdout
-        assert "p99 ms" in done.stdout
-        if "--rate" in words:
-            assert "svc p50" in done.stdout
 
 
 def test_threads_share_one_db_so_a_filestorage_can_be_measured(tmp_path):
