@@ -117,5 +117,5 @@ def test_trace_stats_refuses_what_is_no_trace_in_one_line(tmp_path):
     assert out == ""
     assert err == (
         f"zodbshootout trace-stats: error: {tmp_path}/x.zodbtrace: not a zodbshootout trace "
-        "(wrong magic)\n"
+        "(wrong magic) nor a ZEO / RelStorage cache trace\n"
     )

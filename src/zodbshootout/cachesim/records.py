@@ -231,8 +231,11 @@ def _looks_like_spc(head: bytes) -> bool:
 # --- ZEO's binary format ---------------------------------------------------------
 
 
-def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int, bytes, int]]:
-    """(code, dlen, oid, tid) of each record; a damaged record is a UsageError naming it."""
+def _zeo_records(
+    path: str, file: io.BufferedReader
+) -> Iterator[tuple[int, int, bytes, int, int]]:
+    """(code, dlen, oid, tid, time in seconds) of each record; a damaged record is a
+    UsageError naming it."""
     for number in itertools.count(1):
         head = file.read(RECORD.size)
         if not head:
@@ -264,7 +267,7 @@ def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int,
             )
         if len(oid) < oid_length:
             return
-        yield code, (encoded >> 8) & 0x7FFFFF, oid, tid
+        yield code, (encoded >> 8) & 0x7FFFFF, oid, tid, timestamp
 
 
 class _ZEOReader:
@@ -341,7 +344,7 @@ class _ZEOReader:
 
 def _read_zeo(path: str, file: io.BufferedReader) -> Trace:
     reader = _ZEOReader()
-    for code, dlen, oid, tid in _zeo_records(path, file):
+    for code, dlen, oid, tid, _seconds in _zeo_records(path, file):
         if code == 0:
             reader.start(oid)
         else:

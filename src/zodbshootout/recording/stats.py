@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import collections
 import datetime
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from zodbshootout.recording.format import FLAG_ERROR, FLAG_NONE, Op, Record
@@ -89,8 +89,11 @@ def _add_size(sizes: dict[int, list[int]], size: int) -> None:
         entry[1] += size
 
 
-def trace_stats(traces: Iterable[Trace]) -> TraceStats:
-    """Every record of *traces* counted (a process's files in their order, by sequence)."""
+def trace_stats(
+    traces: Iterable[Trace], observe: Callable[[Trace, Record], None] | None = None
+) -> TraceStats:
+    """Every record of *traces* counted (a process's files in their order, by sequence);
+    *observe*, if given, sees each record too (the analyzer's feed)."""
     stats = TraceStats()
     ordered = sorted(traces, key=lambda t: (t.header.pid, t.header.sequence))
     open_by_connection: dict[tuple[int, int], _Open] = {}
@@ -99,6 +102,8 @@ def trace_stats(traces: Iterable[Trace]) -> TraceStats:
         stats.processes.add(trace.header.pid)
         for record in trace.records():
             _count(stats, trace, record, open_by_connection)
+            if observe is not None:
+                observe(trace, record)
         stats.partial_tail_bytes += trace.partial_tail_bytes
     for current in open_by_connection.values():
         stats._close(current)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 #: The chart files and pages beside index.html a report may write; a report removes
 #: those it did not write this time.
-CHART_FILES = ("run.svg", "comparison.svg", "history.svg", "mix.svg", "mix.html")
+CHART_FILES = ("run.svg", "comparison.svg", "history.svg", "mix.svg", "mix.html", "trace.svg")
 
 _STYLE = """
 body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
