@@ -144,14 +144,14 @@ def trace_report(title: str, counts: list[str], summary: Summary, charts: bool =
     ]
     conflicts = conflict_lines(summary)
     if conflicts:
-        report.parts += [
-            "<h2>Conflict candidates</h2>",
-            html._paragraphs(conflicts[:1]),
+        report.parts += ["<h2>Conflict candidates</h2>", html._paragraphs(conflicts[:1])]
+    if conflicts[1:]:
+        report.parts.append(
             html._table(
                 ["oid", "stores after another connection's"],
                 [line.strip().split(": ") for line in conflicts[1:]],
-            ),
-        ]
+            )
+        )
     report.parts += [
         "<h2>Charts</h2>",
         html._chart(
@@ -187,10 +187,9 @@ def _rank_panel(axis: Any, summary: Summary) -> None:
     axis.loglog(ranks, ranked, marker=".", linestyle="", markersize=3, label="loads")
     fit = summary.zipf
     if fit is not None:
-        scale = ranked[0]
         axis.loglog(
             [1, fit.oids],
-            [scale, scale * fit.oids**-fit.exponent],
+            [fit.scale, fit.scale * fit.oids**-fit.exponent],
             color="black",
             label=f"zipf {fit.exponent:.2f} (R² {fit.r_squared:.2f})",
         )

@@ -37,6 +37,8 @@ class ZipfFit:
     """log(loads) = c - exponent * log(rank), least squares over log-spaced ranks."""
 
     exponent: float
+    #: e ** intercept: the fitted line's loads at rank 1.
+    scale: float
     r_squared: float
     #: The oids fitted (those loaded at least ZIPF_MIN_LOADS times).
     oids: int
@@ -249,7 +251,8 @@ def zipf_fit(ranked: list[int]) -> ZipfFit | None:
     syy = sum((y - mean_y) ** 2 for y in ys)
     slope = sxy / sxx
     r_squared = (sxy * sxy) / (sxx * syy) if syy else 1.0
-    return ZipfFit(exponent=-slope, r_squared=r_squared, oids=len(head))
+    scale = math.exp(mean_y - slope * mean_x)
+    return ZipfFit(exponent=-slope, scale=scale, r_squared=r_squared, oids=len(head))
 
 
 def spread(counts: collections.Counter[int]) -> Spread | None:
