@@ -18,31 +18,31 @@ import pytest
 
 pytest.importorskip("zope.catalog")
 
-import persistent.interfaces  # noqa: E402
-import transaction  # noqa: E402
-import ZODB  # noqa: E402
-import ZODB.interfaces  # noqa: E402
-from BTrees.OOBTree import OOBTree  # noqa: E402
-from persistent import Persistent  # noqa: E402
-from ZODB.FileStorage import FileStorage  # noqa: E402
-from zope.catalog.catalog import Catalog  # noqa: E402
-from zope.catalog.field import FieldIndex  # noqa: E402
-from zope.catalog.keyword import KeywordIndex  # noqa: E402
-from zope.catalog.text import TextIndex  # noqa: E402
-from zope.component import getGlobalSiteManager  # noqa: E402
-from zope.interface import Attribute, Interface, implementer  # noqa: E402
-from zope.intid import IntIds  # noqa: E402
-from zope.keyreference.persistent import (  # noqa: E402
+import persistent.interfaces
+import transaction
+import ZODB
+import ZODB.interfaces
+from BTrees.OOBTree import OOBTree
+from persistent import Persistent
+from ZODB.FileStorage import FileStorage
+from zope.catalog.catalog import Catalog
+from zope.catalog.field import FieldIndex
+from zope.catalog.keyword import KeywordIndex
+from zope.catalog.text import TextIndex
+from zope.component import getGlobalSiteManager
+from zope.interface import Attribute, Interface, implementer
+from zope.intid import IntIds
+from zope.keyreference.persistent import (
     KeyReferenceToPersistent,
     connectionOfPersistent,
 )
 
-from zodbshootout.recording import record  # noqa: E402
-from zodbshootout.recording.analysis import Feed  # noqa: E402
-from zodbshootout.recording.format import Op  # noqa: E402
-from zodbshootout.recording.reader import open_trace  # noqa: E402
-from zodbshootout.recording.stats import size_class, trace_stats  # noqa: E402
-from zodbshootout.results.trace_analysis import TraceAnalysis  # noqa: E402
+from zodbshootout.recording import record
+from zodbshootout.recording.analysis import Feed
+from zodbshootout.recording.format import Op
+from zodbshootout.recording.reader import open_trace
+from zodbshootout.recording.stats import size_class, trace_stats
+from zodbshootout.results.trace_analysis import TraceAnalysis
 
 DOCUMENTS = 2000
 WORDS = [f"word{i}" for i in range(500)]

@@ -145,3 +145,23 @@ def test_errors_of_the_storage_are_raised_unchanged_and_recorded(tmp_path):
     assert load.op is Op.LOAD
     assert load.flags & FLAG_ERROR
     assert load.oid == 9
+
+
+def test_a_call_whose_record_cant_be_packed_is_the_storage_s_own(tmp_path):
+    """An oid of a type no storage takes: the storage's answer, unrecorded, never struct's."""
+    import pytest
+    import ZODB as zodb
+    from ZODB.MappingStorage import MappingStorage as Mapping
+
+    from zodbshootout.recording import record as recorded
+
+    storage = recorded(Mapping(), str(tmp_path / "t"))
+    db = zodb.DB(storage)
+    instance = storage.new_instance()
+    instance.poll_invalidations()
+    with pytest.raises(KeyError):  # the storage's POSKeyError, not struct.error
+        instance.load("not an oid")
+    assert instance.load(b"\0" * 8)  # the recording goes on
+    instance.release()
+    db.close()
+    assert storage.recording.stopped_because is None

@@ -17,8 +17,11 @@ from zodbshootout.recording.writer import MIN_MAX_SIZE, TraceWriter
 OID = (1).to_bytes(8, "big")
 
 
-def entry(now, number):
-    return (now, Op.LOAD << 48, 1, 1, OID, b"", number)
+def entry(writer, number, now=None):
+    """A load's record as the wrapper packs it: its time from the writer's epoch."""
+    epoch, _ = writer.sink
+    now = time.monotonic_ns() if now is None else now
+    return RECORD.pack((now - epoch) | (Op.LOAD << 48), 1, 1, OID, b"", number)
 
 
 def files(prefix):
@@ -29,9 +32,8 @@ def test_files_stay_under_the_cap_and_only_the_newest_are_kept(tmp_path):
     prefix = str(tmp_path / "t")
     writer = TraceWriter(prefix, max_size=MIN_MAX_SIZE, keep=2, flush_interval=60)
     per_file = (MIN_MAX_SIZE - HEADER.size) // RECORD.size
-    now = time.monotonic_ns()
     for number in range(per_file * 3 + 10):  # four files: the first two are removed
-        writer.append(entry(now, number))
+        writer.append(entry(writer, number))
     writer.close()
     names = files(prefix)
     assert [name.rsplit(".", 2)[-2] for name in names] == ["0002", "0003"]
@@ -43,23 +45,36 @@ def test_files_stay_under_the_cap_and_only_the_newest_are_kept(tmp_path):
     assert sizes == list(range(per_file * 2, per_file * 3 + 10))  # in order, none lost
 
 
-def test_a_file_whose_clock_would_pass_48_bits_is_rotated(tmp_path):
+def test_a_new_epoch_starts_a_new_file_whose_times_count_from_it(tmp_path):
+    """(Every EPOCH_NS, 39 hours, so that no time passes a record's 48 bits; here at once.)"""
     prefix = str(tmp_path / "t")
     writer = TraceWriter(prefix, flush_interval=60)
-    now = time.monotonic_ns()
-    writer.append(entry(now, 1))
-    writer.append(entry(now + MAX_TIME_NS + 1, 2))
+    writer.epoch_ns = 0  # each drain starts a new epoch
+    first_epoch = writer.epoch
+    first_time = time.monotonic_ns()
+    writer.append(entry(writer, 1, first_time))
+    writer.flush()
+    second_epoch = writer.epoch
+    assert second_epoch > first_epoch
+    second_time = time.monotonic_ns()
+    writer.append(entry(writer, 2, second_time))
     writer.close()
     first, second = (open_trace(name) for name in files(prefix))
-    assert [r.size for r in first.records()] == [1]
-    assert [(r.size, r.time_ns) for r in second.records()] == [(2, 0)]
-    assert second.header.base_monotonic_ns - first.header.base_monotonic_ns == MAX_TIME_NS + 1
+    assert (first.header.base_monotonic_ns, second.header.base_monotonic_ns) == (
+        first_epoch,
+        second_epoch,
+    )
+    [one] = first.records()
+    [two] = second.records()
+    assert (one.size, one.time_ns + first_epoch) == (1, first_time)
+    assert (two.size, two.time_ns + second_epoch) == (2, second_time)
+    assert MAX_TIME_NS > two.time_ns >= 0
 
 
 def test_flush_writes_what_is_queued_while_the_file_stays_open(tmp_path):
     prefix = str(tmp_path / "t")
     writer = TraceWriter(prefix, flush_interval=60)
-    writer.append(entry(time.monotonic_ns(), 5))
+    writer.append(entry(writer, 5))
     writer.flush()
     (name,) = files(prefix)
     assert [r.size for r in open_trace(name).records()] == [5]  # readable while written

@@ -231,9 +231,7 @@ def _looks_like_spc(head: bytes) -> bool:
 # --- ZEO's binary format ---------------------------------------------------------
 
 
-def _zeo_records(
-    path: str, file: io.BufferedReader
-) -> Iterator[tuple[int, int, bytes, int, int]]:
+def _zeo_records(path: str, file: io.BufferedReader) -> Iterator[tuple[int, int, bytes, int, int]]:
     """(code, dlen, oid, tid, time in seconds) of each record; a damaged record is a
     UsageError naming it."""
     for number in itertools.count(1):

@@ -15,9 +15,10 @@ storage directly under connection 0.  Everything else (``getName``,
 ``pack``, ``iterator``, ``history``, ...) is the wrapped object's own
 attribute, and the wrapper provides the interfaces it provides.
 
-A call is recorded after it returned or raised, with the time it started;
-recording is one ``deque.append`` of a tuple (:mod:`.writer`), which
-cannot fail, so a call's result or exception is the storage's, unchanged.
+A call is recorded after it returned or raised, with the time it started:
+its 32-byte record packed and put on the writer's queue (:mod:`.writer`);
+a record that can't be packed is left out, so a call's result or exception
+is the storage's, unchanged.
 """
 
 from __future__ import annotations
@@ -30,15 +31,24 @@ from typing import Any
 import zope.interface
 from ZODB.interfaces import IMVCCStorage
 
-from zodbshootout.recording.format import FLAG_ERROR, FLAG_FIRST, FLAG_NONE, MAX_CONNECTIONS, Op
+from zodbshootout.recording.format import (
+    FLAG_ERROR,
+    FLAG_FIRST,
+    FLAG_NONE,
+    MAX_CONNECTIONS,
+    RECORD,
+    Op,
+)
 from zodbshootout.recording.writer import (
     DEFAULT_FLUSH_INTERVAL,
     DEFAULT_KEEP,
     DEFAULT_MAX_SIZE,
+    Sink,
     TraceWriter,
 )
 
 _now = time.monotonic_ns
+_pack = RECORD.pack
 _EMPTY = b""
 
 # Each queued call's code: the operation and flags as they sit in the record's
@@ -79,7 +89,13 @@ def _class_name(data: bytes) -> str:
 
 
 class _Recorded:
-    """The calls recorded on any storage object, the storage's or a connection's."""
+    """The calls recorded on any storage object, the storage's or a connection's.
+
+    Each call reads the writer's sink (its epoch and its queue's append) before
+    the clock, and queues its packed record when it returned or raised; a record
+    that can't be packed (an argument of a type no storage takes) is left out:
+    the call's own result or exception is the storage's, unchanged.
+    """
 
     _zst_inner: Any
     _zst_writer: TraceWriter
@@ -110,57 +126,67 @@ class _Recorded:
     def __repr__(self) -> str:
         return f"<recording {self._zst_inner!r}>"
 
-    def _zst_class(self, now: int, oid: bytes, data: bytes) -> None:
-        self._zst_writer.append(
-            (now, CLASS, self._zst_connection, self._zst_transaction, oid, _EMPTY,
+    def _zst_put(self, sink: Sink, now: int, code: int, oid: Any, tid: Any, size: int) -> None:
+        """Queue a record of the calls that are not the hot path (its time from *now*)."""
+        try:
+            sink[1](
+                _pack(now - sink[0] | code, self._zst_connection, self._zst_transaction,
+                      oid, tid, size)
+            )  # fmt: skip
+        except Exception:  # an argument no storage takes: the call is the storage's
+            pass
+
+    def _zst_class(self, sink: Sink, now: int, oid: bytes, data: bytes) -> None:
+        sink[1](
+            (now - sink[0] | CLASS, self._zst_connection, self._zst_transaction, oid,
              _class_name(data))
         )  # fmt: skip
 
     # --- reads --------------------------------------------------------------------
 
     def load(self, oid: bytes, *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         try:
             result = self._zst_inner.load(oid, *args)
         except BaseException:
-            self._zst_writer.append(
-                (now, LOAD | ERROR, self._zst_connection, self._zst_transaction, oid,
-                 _EMPTY, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, LOAD | ERROR, oid, _EMPTY, 0)
             raise
-        self._zst_writer.append(
-            (now, LOAD, self._zst_connection, self._zst_transaction, oid, result[1],
-             len(result[0]))
-        )  # fmt: skip
-        if self._zst_classes:
-            self._zst_class(now, oid, result[0])
+        try:
+            sink[1](
+                _pack(now - sink[0] | LOAD, self._zst_connection, self._zst_transaction, oid,
+                      result[1], len(result[0]))
+            )  # fmt: skip
+            if self._zst_classes:
+                self._zst_class(sink, now, oid, result[0])
+        except Exception:  # an argument no storage takes: the call is the storage's
+            pass
         return result
 
     def loadBefore(self, oid: bytes, tid: bytes) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         try:
             result = self._zst_inner.loadBefore(oid, tid)
         except BaseException:
-            self._zst_writer.append(
-                (now, LOAD_BEFORE | ERROR, self._zst_connection, self._zst_transaction,
-                 oid, tid, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, LOAD_BEFORE | ERROR, oid, tid, 0)
             raise
         if result is None:
-            self._zst_writer.append(
-                (now, LOAD_BEFORE | NONE, self._zst_connection, self._zst_transaction,
-                 oid, tid, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, LOAD_BEFORE | NONE, oid, tid, 0)
             return result
-        self._zst_writer.append(
-            (now, LOAD_BEFORE, self._zst_connection, self._zst_transaction, oid,
-             result[1], len(result[0]))
-        )  # fmt: skip
-        if self._zst_classes:
-            self._zst_class(now, oid, result[0])
+        try:
+            sink[1](
+                _pack(now - sink[0] | LOAD_BEFORE, self._zst_connection,
+                      self._zst_transaction, oid, result[1], len(result[0]))
+            )  # fmt: skip
+            if self._zst_classes:
+                self._zst_class(sink, now, oid, result[0])
+        except Exception:  # an argument no storage takes: the call is the storage's
+            pass
         return result
 
     def loadSerial(self, oid: bytes, serial: bytes) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         flags, size = ERROR, 0
         try:
@@ -168,12 +194,10 @@ class _Recorded:
             flags, size = 0, len(data)
             return data
         finally:
-            self._zst_writer.append(
-                (now, LOAD_SERIAL | flags, self._zst_connection, self._zst_transaction, oid,
-                 serial, size)
-            )  # fmt: skip
+            self._zst_put(sink, now, LOAD_SERIAL | flags, oid, serial, size)
 
     def prefetch(self, oids: Iterable[bytes], *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         oids = oids if isinstance(oids, list | tuple) else list(oids)
         flags = ERROR
@@ -182,19 +206,16 @@ class _Recorded:
             flags = 0
             return result
         finally:
-            append = self._zst_writer.append
             count = len(oids)
             first = FIRST
             for oid in oids:
-                append(
-                    (now, PREFETCH | flags | first, self._zst_connection,
-                     self._zst_transaction, oid, _EMPTY, count)
-                )  # fmt: skip
+                self._zst_put(sink, now, PREFETCH | flags | first, oid, _EMPTY, count)
                 first = 0
 
     # --- writes -------------------------------------------------------------------
 
     def store(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         flags = ERROR
         try:
@@ -202,14 +223,19 @@ class _Recorded:
             flags = 0
             return result
         finally:
-            self._zst_writer.append(
-                (now, STORE | flags, self._zst_connection, self._zst_transaction, oid,
-                 serial or _EMPTY, len(data) if data else 0)
-            )  # fmt: skip
-            if self._zst_classes and data:
-                self._zst_class(now, oid, data)
+            try:
+                sink[1](
+                    _pack(now - sink[0] | STORE | flags, self._zst_connection,
+                          self._zst_transaction, oid, serial or _EMPTY,
+                          len(data) if data else 0)
+                )  # fmt: skip
+                if self._zst_classes and data:
+                    self._zst_class(sink, now, oid, data)
+            except Exception:  # an argument no storage takes: the call is the storage's
+                pass
 
     def storeBlob(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         flags = ERROR
         try:
@@ -217,12 +243,11 @@ class _Recorded:
             flags = 0
             return result
         finally:
-            self._zst_writer.append(
-                (now, STORE_BLOB | flags, self._zst_connection, self._zst_transaction, oid,
-                 serial or _EMPTY, len(data) if data else 0)
-            )  # fmt: skip
+            size = len(data) if isinstance(data, bytes) else 0
+            self._zst_put(sink, now, STORE_BLOB | flags, oid, serial or _EMPTY, size)
 
     def checkCurrentSerialInTransaction(self, oid: bytes, serial: bytes, *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         flags = ERROR
         try:
@@ -230,12 +255,10 @@ class _Recorded:
             flags = 0
             return result
         finally:
-            self._zst_writer.append(
-                (now, CHECK_CURRENT | flags, self._zst_connection, self._zst_transaction, oid,
-                 serial or _EMPTY, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, CHECK_CURRENT | flags, oid, serial or _EMPTY, 0)
 
     def new_oid(self) -> bytes:
+        sink = self._zst_writer.sink
         now = _now()
         oid = _EMPTY
         flags = ERROR
@@ -244,14 +267,12 @@ class _Recorded:
             flags = 0
             return oid
         finally:
-            self._zst_writer.append(
-                (now, NEW_OID | flags, self._zst_connection, self._zst_transaction, oid,
-                 _EMPTY, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, NEW_OID | flags, oid, _EMPTY, 0)
 
     # --- the two-phase commit ---------------------------------------------------------
 
     def tpc_begin(self, transaction: Any, *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         if self._zst_ended or not self._zst_connection:
             # A commit with no poll since the last one (or on the storage itself).
@@ -263,12 +284,10 @@ class _Recorded:
             flags = 0
             return result
         finally:
-            self._zst_writer.append(
-                (now, TPC_BEGIN | flags, self._zst_connection, self._zst_transaction, _EMPTY,
-                 _EMPTY, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, TPC_BEGIN | flags, _EMPTY, _EMPTY, 0)
 
     def tpc_vote(self, transaction: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         flags, size = ERROR, 0
         try:
@@ -281,12 +300,10 @@ class _Recorded:
                     size = 0
             return result
         finally:
-            self._zst_writer.append(
-                (now, TPC_VOTE | flags, self._zst_connection, self._zst_transaction, _EMPTY,
-                 _EMPTY, size)
-            )  # fmt: skip
+            self._zst_put(sink, now, TPC_VOTE | flags, _EMPTY, _EMPTY, size)
 
     def tpc_finish(self, transaction: Any, func: Any = None) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         committed = []
 
@@ -302,13 +319,11 @@ class _Recorded:
             return result
         finally:
             tid = committed[0] if committed else _EMPTY
-            self._zst_writer.append(
-                (now, TPC_FINISH | flags, self._zst_connection, self._zst_transaction, _EMPTY,
-                 tid, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, TPC_FINISH | flags, _EMPTY, tid, 0)
             self._zst_ended = True
 
     def tpc_abort(self, transaction: Any, *args: Any) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         flags = ERROR
         try:
@@ -316,15 +331,13 @@ class _Recorded:
             flags = 0
             return result
         finally:
-            self._zst_writer.append(
-                (now, TPC_ABORT | flags, self._zst_connection, self._zst_transaction, _EMPTY,
-                 _EMPTY, 0)
-            )  # fmt: skip
+            self._zst_put(sink, now, TPC_ABORT | flags, _EMPTY, _EMPTY, 0)
             self._zst_ended = True
 
     # --- a transaction's view ------------------------------------------------------
 
     def poll_invalidations(self) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         self._zst_transaction = (self._zst_transaction + 1) & 0xFFFF
         self._zst_ended = False
@@ -337,10 +350,7 @@ class _Recorded:
                 flags, size = 0, len(result)
             return result
         finally:
-            self._zst_writer.append(
-                (now, POLL | flags, self._zst_connection, self._zst_transaction,
-                 _thread_bytes(), _EMPTY, size)
-            )  # fmt: skip
+            self._zst_put(sink, now, POLL | flags, _thread_bytes(), _EMPTY, size)
 
 
 class RecordingInstance(_Recorded):
@@ -353,16 +363,14 @@ class RecordingInstance(_Recorded):
         self._zst_released = False
 
     def release(self) -> Any:
+        sink = self._zst_writer.sink
         now = _now()
         try:
             return self._zst_inner.release()
         finally:
             if not self._zst_released:
                 self._zst_released = True
-                self._zst_writer.append(
-                    (now, RELEASE, self._zst_connection, self._zst_transaction,
-                     _thread_bytes(), _EMPTY, 0)
-                )  # fmt: skip
+                self._zst_put(sink, now, RELEASE, _thread_bytes(), _EMPTY, 0)
                 self._zst_owner._zst_free(self._zst_connection)
 
 
@@ -407,8 +415,10 @@ class RecordingStorage(_Recorded):
 
     def _zst_wrap(self, inner: Any, op: Op, tid: bytes = _EMPTY) -> RecordingInstance:
         number = self._zst_number()
-        self._zst_writer.append((_now(), op << 48, number, 0, _thread_bytes(), tid, 0))
-        return RecordingInstance(inner, self._zst_writer, self, number)
+        instance = RecordingInstance(inner, self._zst_writer, self, number)
+        sink = self._zst_writer.sink
+        instance._zst_put(sink, _now(), op << 48, _thread_bytes(), tid, 0)
+        return instance
 
     def new_instance(self) -> RecordingInstance:
         return self._zst_wrap(self._zst_mvcc.new_instance(), Op.NEW_INSTANCE)

@@ -1,18 +1,24 @@
-"""The writer: records queued by the application's threads, written by a thread of its own.
+"""The writer: records packed by the application's threads, written by a thread of its own.
 
-The application's side is one ``deque.append`` of a tuple per call
-(:meth:`TraceWriter.append`): no lock, no packing, no I/O.  A daemon thread
-wakes every ``flush_interval`` seconds, packs what was queued and writes it
-with ``os.write`` (so a killed process leaves everything up to the last
-wake-up in the file: the kernel has it), rotating to a new file when the
-next records would pass ``max_size`` and keeping the newest ``keep`` files
-of the process.
+The application's side (:mod:`.wrapper`) packs each call into its 32-byte
+record and appends it to a queue: one ``struct`` call and one
+``deque.append``, no lock, no I/O.  The record's time counts from the
+queue's *epoch* (a ``time.monotonic_ns()``), which the wrapper reads with
+the queue's append, as one pair (:attr:`TraceWriter.sink`), before it reads
+the clock: a record's time is never before its epoch.  A daemon thread wakes
+every ``flush_interval`` seconds and writes what was queued with
+``os.write`` (so a killed process leaves everything up to the last wake-up
+in the file: the kernel has it), each file's header giving its records'
+epoch; it rotates to a new file when the next records would pass
+``max_size``, keeping the newest ``keep`` files of the process, and when the
+epoch is :data:`EPOCH_NS` old (a new epoch and queue, so that no time passes
+the record's 48 bits).
 
 It never harms the application: any error of the file (a full disk, a file
 size limit, a removed directory) stops the recording with one log line, and
-from then on :meth:`append` is a no-op.  A process forked after the writer
-started gets a writer of its own (its pid names its files); the parent's
-queued records are not written twice.
+from then on the sink discards.  A process forked after the writer started
+gets a writer of its own (its pid names its files); the parent's queued
+records are not written twice.
 """
 
 from __future__ import annotations
@@ -28,9 +34,7 @@ from collections.abc import Callable
 
 from zodbshootout.recording.format import (
     FORMAT_VERSION,
-    HEADER,
     HEADER_CLASS_NAMES,
-    MAX_TIME_NS,
     RECORD,
     Header,
     Op,
@@ -39,7 +43,7 @@ from zodbshootout.recording.format import (
 
 log = logging.getLogger("zodbshootout.recording")
 
-CLASS_CODE = Op.CLASS << 48
+MAX_TIME = (1 << 48) - 1
 
 #: The files' suffix: ``PREFIX.PID.SEQUENCE.zodbtrace``.
 SUFFIX = ".zodbtrace"
@@ -52,10 +56,18 @@ MIN_MAX_SIZE = 64 << 10
 #: up: the recording stops rather than let the queue eat the memory.
 MAX_QUEUED = 4_000_000
 
-#: A queued call: (monotonic ns, code, connection, transaction, oid, tid, size), the
-#: code being the record's op and flags in place (op << 48 | flags << 56); a CLASS
-#: record's size is the class's name until the writer numbers it.
-Entry = tuple
+#: A new epoch (and file) when the current one is this old: 39 hours, half of
+#: what a record's 48 bits of nanoseconds hold.
+EPOCH_NS = 1 << 47
+#: A queue of an earlier epoch is forgotten this long after its last record (a
+#: call that read the old sink before the change appends to it when it returns).
+RETIRED_NS = 600 * 10**9
+
+#: A queued call: its packed record (bytes), or, for a CLASS record, the tuple
+#: (first field, connection, transaction, oid, class name): the writer numbers the name.
+Entry = bytes | tuple
+#: What the wrapper reads per call: (epoch, append).
+Sink = tuple[int, Callable[[Entry], None]]
 
 
 def trace_name(prefix: str, pid: int, sequence: int) -> str:
@@ -65,6 +77,9 @@ def trace_name(prefix: str, pid: int, sequence: int) -> str:
 
 class TraceWriter:
     """One recording: the queue, the writer thread, the current file."""
+
+    _queue: collections.deque[Entry]
+    _epoch: int
 
     def __init__(
         self,
@@ -85,6 +100,8 @@ class TraceWriter:
         self.keep = keep
         self.flush_interval = flush_interval
         self.class_names = class_names
+        #: A new epoch (and file) when the current one is this old (tests lower it).
+        self.epoch_ns = EPOCH_NS
         self.files_written: list[str] = []
         self.stopped_because: str | None = None
         self._lock = threading.Lock()  # the writer's own state: drains and closing
@@ -92,9 +109,9 @@ class TraceWriter:
         _WRITERS.add(self)
 
     def _start(self) -> None:
-        self._queue: collections.deque[Entry] = collections.deque()
-        #: What the wrapper calls per storage call; a no-op once stopped.
-        self.append: Callable[[Entry], None] = self._queue.append
+        #: Queues of earlier epochs, still drained: (epoch, queue, retired at).
+        self._retired: list[tuple[int, collections.deque[Entry], int]] = []
+        self._new_epoch(retire=False)
         self._pid = os.getpid()
         self._fd: int | None = None
         self._sequence = 0
@@ -107,7 +124,25 @@ class TraceWriter:
         )
         self._thread.start()
 
+    def _new_epoch(self, retire: bool = True) -> None:
+        """A new queue whose records count from now; the old one drained until forgotten."""
+        if retire:
+            self._retired.append((self._epoch, self._queue, time.monotonic_ns()))
+        self._queue = collections.deque()
+        self._epoch = time.monotonic_ns()
+        #: What the wrapper reads per storage call (one attribute, so the pair is
+        #: consistent): the epoch its record's time counts from, and the append.
+        self.sink: Sink = (self._epoch, self._queue.append)
+
     # --- the application's side -----------------------------------------------
+
+    def append(self, entry: Entry) -> None:
+        """Queue *entry* (a packed record, its time from the current epoch: see :attr:`sink`)."""
+        self.sink[1](entry)
+
+    @property
+    def epoch(self) -> int:
+        return self.sink[0]
 
     @property
     def active(self) -> bool:
@@ -124,7 +159,7 @@ class TraceWriter:
             self._thread.join(timeout=max(5.0, 4 * self.flush_interval))
         self._drain()
         with self._lock:
-            self.append = _discard
+            self.sink = (0, _discard)
             self._close_file()
         _WRITERS.discard(self)
 
@@ -138,43 +173,54 @@ class TraceWriter:
         with self._lock:
             if self.stopped_because is not None:
                 return
-            queue = self._queue
-            count = len(queue)
-            if not count:
-                return
-            if count > MAX_QUEUED:
-                self._stop(f"{count} records queued, more than the writer can keep up with")
-                return
-            entries = [queue.popleft() for _ in range(count)]
+            if time.monotonic_ns() - self._epoch >= self.epoch_ns:
+                self._new_epoch()
             try:
-                self._write(entries)
+                for epoch, queue, _ in self._retired:
+                    self._drain_queue(epoch, queue)
+                self._drain_queue(self._epoch, self._queue)
+            except _TooMany as e:
+                self._stop(str(e))
             except OSError as e:
                 self._stop(f"{e.strerror or e} ({e.filename or self._current_name()})")
             except Exception as e:  # a bug of ours must not reach the application either
                 self._stop(f"{type(e).__name__}: {e}")
+            forget = time.monotonic_ns() - RETIRED_NS
+            self._retired = [r for r in self._retired if r[1] or r[2] > forget]
+
+    def _drain_queue(self, epoch: int, queue: collections.deque[Entry]) -> None:
+        count = len(queue)
+        if not count:
+            return
+        if count > MAX_QUEUED:
+            raise _TooMany(f"{count} records queued, more than the writer can keep up with")
+        popleft = queue.popleft
+        entries = [popleft() for _ in range(count)]
+        if self._fd is not None and epoch != self._base_ns:
+            self._rotate()  # a file's records count from one epoch, its header's
+        self._write(entries, epoch)
 
     def _stop(self, reason: str) -> None:
         """Stop recording for good: one log line, no more appends, the file closed."""
         self.stopped_because = reason
-        self.append = _discard
+        self.sink = (0, _discard)
         self._queue.clear()
+        for _, queue, _ in self._retired:
+            queue.clear()
+        self._retired = []
         log.error("zodbshootout recording stopped: %s; the application goes on unrecorded", reason)
         try:
             self._close_file()
         except OSError:
             pass
 
-    def _write(self, entries: list[Entry]) -> None:
+    def _write(self, entries: list[Entry], epoch: int) -> None:
         start = 0
         while start < len(entries):
             if self._fd is None:
-                # Threads queue their calls in the order they returned, each
-                # with the time it started: the file counts from the earliest.
-                self._open(min(entry[0] for entry in entries[start:]))
+                self._open(epoch)
             room = (self.max_size - self._file_bytes) // RECORD.size
             chunk, used = self._pack(entries, start, room)
-            if not used and self._file_bytes == HEADER.size:
-                used = 1  # fits no file (a time 78 hours from the others'): left out
             if chunk:
                 assert self._fd is not None  # opened above
                 _write_all(self._fd, chunk)
@@ -184,43 +230,28 @@ class TraceWriter:
                 self._rotate()
 
     def _pack(self, entries: list[Entry], start: int, room: int) -> tuple[bytes, int]:
-        """Records of entries[start:] that fit in *room* records of this file, and how many."""
+        """The bytes of entries[start:] that fit in *room* records of this file, and how many."""
         if self.class_names:
             return self._pack_with_classes(entries, start, room)
         end = min(len(entries), start + room)
-        buffer = bytearray((end - start) * RECORD.size)
-        pack_into = RECORD.pack_into
-        base = self._base_ns
-        position = 0
-        for index in range(start, end):
-            now, code, connection, transaction, oid, tid, size = entries[index]
-            offset = now - base
-            if offset < 0:
-                offset = 0  # a call timed just before the file began
-            elif offset > MAX_TIME_NS:
-                return bytes(buffer[:position]), index - start  # this file's clock is full
-            pack_into(buffer, position, offset | code, connection, transaction, oid, tid, size)
-            position += RECORD.size
-        return bytes(buffer), end - start
+        return b"".join(entries[start:end]), end - start  # type: ignore[arg-type]
 
     def _pack_with_classes(self, entries: list[Entry], start: int, room: int) -> tuple[bytes, int]:
         """As _pack, with the CLASS_NAME records that name each class before its first use."""
-        pack = RECORD.pack
-        base = self._base_ns
         parts: list[bytes] = []
         for index in range(start, len(entries)):
-            now, code, connection, transaction, oid, tid, size = entries[index]
-            offset = max(0, now - base)
-            if offset > MAX_TIME_NS:
-                return b"".join(parts), index - start
-            names = []
-            if code == CLASS_CODE:
-                names = self._class_records(size, offset, connection, transaction)
-                size = self._classes[entries[index][6]]
+            entry = entries[index]
+            names: list[bytes] = []
+            if type(entry) is tuple:
+                first, connection, transaction, oid, name = entry
+                names = self._class_records(name, first & MAX_TIME, connection, transaction)
+                entry = RECORD.pack(first, connection, transaction, oid, b"", self._classes[name])
             if len(parts) + len(names) + 1 > room:
+                # (A name takes at most 129 records, a file at least 2046: the next file
+                # takes it; it names its classes anew.)
                 return b"".join(parts), index - start
             parts += names
-            parts.append(pack(offset | code, connection, transaction, oid, tid, size))
+            parts.append(entry)  # type: ignore[arg-type]
         return b"".join(parts), len(entries) - start
 
     def _class_records(self, name: str, offset: int, connection: int, txn: int) -> list[bytes]:
@@ -242,7 +273,7 @@ class TraceWriter:
     def _current_name(self) -> str:
         return trace_name(self.prefix, self._pid, self._sequence)
 
-    def _open(self, first_ns: int) -> None:
+    def _open(self, epoch: int) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         while True:
             name = self._current_name()
@@ -252,7 +283,7 @@ class TraceWriter:
             except FileExistsError:  # an earlier process with the same pid
                 self._sequence += 1
         self._fd = fd
-        self._base_ns = first_ns
+        self._base_ns = epoch
         self._classes = {}
         header = Header(
             version=FORMAT_VERSION,
@@ -295,7 +326,11 @@ class TraceWriter:
 
 
 def _discard(entry: Entry) -> None:
-    """append() of a stopped writer."""
+    """The sink's append once the writer stopped."""
+
+
+class _TooMany(Exception):
+    """The queue outgrew what the writer can keep up with."""
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -123,7 +123,9 @@ def text_table(rows: list[list[str]]) -> list[str]:
 # --- the page ---------------------------------------------------------------------------
 
 
-def trace_report(title: str, counts: list[str], summary: Summary, charts: bool = True) -> html.Report:
+def trace_report(
+    title: str, counts: list[str], summary: Summary, charts: bool = True
+) -> html.Report:
     """The analyzer's page: the counts, the analysis' tables, one chart of four panels."""
     report = html.Report(title, draw=charts)
     e = html._e

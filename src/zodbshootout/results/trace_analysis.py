@@ -17,6 +17,7 @@ grows longer).
 from __future__ import annotations
 
 import collections
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -98,6 +99,7 @@ class TraceAnalysis:
         transactions: bool = True,
         connections: bool = True,
         lacks: list[str] | None = None,
+        resolution_ns: int = 1,
     ) -> None:
         if conflict_window_ns < 0:
             raise ValueError("the conflict window is a duration, 0 or more")
@@ -112,7 +114,8 @@ class TraceAnalysis:
         self.stores: list[tuple[int, int, object]] = []  # (time, oid, connection)
         self.starts: list[int] = []
         self._origin: int | None = None
-        self._width = FIRST_WINDOW_NS
+        # A window narrower than the timestamps' resolution would count nothing real.
+        self._width = max(FIRST_WINDOW_NS, resolution_ns)
         self._windows: dict[int, set[int]] = {}
 
     # --- feeding --------------------------------------------------------------------
@@ -208,7 +211,7 @@ class TraceAnalysis:
         if not self.has_transactions or len(self.starts) < 2:
             return []
         starts = sorted(self.starts)
-        return [b - a for a, b in zip(starts, starts[1:], strict=False)]
+        return [b - a for a, b in itertools.pairwise(starts)]
 
     def _conflicts(self) -> list[tuple[int, int]]:
         """Oids stored by a connection within the window after another connection's store."""

@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         "traces",
         "TRACE",
-        "trace files (*.zodbtrace) or directories of them; or ZEO / RelStorage cache traces",
+        "trace files (*.zodbtrace) or directories of them; or ZEO / RelStorage cache "
+        "traces (a directory of *.trace files: --cache-trace's)",
     )
     parser.add_argument(
         "--conflict-window",
@@ -66,6 +67,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _paths(paths: list[str]) -> list[str]:
+    """*paths*, a directory replaced by its recordings (*.zodbtrace), else by its cache
+    traces (*.trace, as --cache-trace writes them)."""
+    import os
+
+    from zodbshootout.recording.reader import trace_paths
+    from zodbshootout.recording.writer import SUFFIX
+
+    found = []
+    for path in paths:
+        names = sorted(os.listdir(path)) if os.path.isdir(path) else []
+        if names and not any(n.endswith(SUFFIX) for n in names):
+            cache = [os.path.join(path, n) for n in names if n.endswith(".trace")]
+            if cache:
+                found += cache
+                continue
+        found += trace_paths([path])
+    return found
+
+
 def _is_recording(path: str) -> bool:
     from zodbshootout.recording.format import MAGIC
     from zodbshootout.recording.reader import MAX_TRACE_BYTES
@@ -75,14 +96,13 @@ def _is_recording(path: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zodbshootout.recording.reader import trace_paths
     from zodbshootout.results.trace_analysis import TraceAnalysis
 
     if args.html:
         from zodbshootout.outputfile import check_report_directory
 
         check_report_directory(args.html)  # before reading: a mistake costs no time
-    paths = trace_paths(args.traces)
+    paths = _paths(args.traces)
     recorded = [_is_recording(path) for path in paths]
     window_ns = round(args.conflict_window * 1e9)
     if all(recorded):
@@ -92,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
     elif not any(recorded):
         from zodbshootout.cachesim.trace_import import LACKS
 
-        analysis = TraceAnalysis(window_ns, transactions=False, connections=False, lacks=LACKS)
+        analysis = TraceAnalysis(
+            window_ns, transactions=False, connections=False, lacks=LACKS, resolution_ns=10**9
+        )
         counts = _cache_traces(paths, analysis, args.max_trace_size)
         title = f"zodbshootout trace-stats: {len(paths)} cache trace file(s)"
     else:
