@@ -15,7 +15,9 @@ them and commits.
 It prints, per kind, the recorded loop's rate ÷ the plain loop's: the median
 and quartiles over every pair of adjacent slices (robust to a slice that the
 machine's other work slowed down), and each round's ratio of totals; 1.00
-means recording costs nothing.  Then the recorded calls per second, the
+means recording costs nothing.  Then the same for the worker process's CPU
+time per transaction (both its threads: the loop's and the recorder's),
+which waiting for a core does not inflate.  Then the recorded calls per second, the
 trace's bytes per recorded call on disk, and the load average around the
 measurement.
 
@@ -78,11 +80,13 @@ def open_database(path: str, objects: int, key: str) -> Any:
     return db
 
 
-def run(db: Any, seconds: float, args: argparse.Namespace, rng: Any) -> tuple[int, float]:
-    """The loop on *db* for *seconds*: (transactions, seconds taken, the trace's flush in)."""
+def run(db: Any, seconds: float, args: argparse.Namespace, rng: Any) -> tuple[int, float, float]:
+    """The loop on *db* for *seconds*: (transactions, seconds taken, the process's CPU
+    seconds), the trace's flush in."""
     import transaction
 
     done = 0
+    cpu = time.process_time()
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
@@ -103,7 +107,7 @@ def run(db: Any, seconds: float, args: argparse.Namespace, rng: Any) -> tuple[in
     recording = getattr(db.storage, "recording", None)
     if recording is not None:
         recording.flush()
-    return done, time.perf_counter() - start
+    return done, time.perf_counter() - start, time.process_time() - cpu
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -127,17 +131,20 @@ def worker(args: argparse.Namespace) -> None:
     for name, db in (("plain", plain), ("recorded", recorded)):
         run(db, args.warmup, args, rngs[name])
     pairs = []  # (plain, recorded) transactions per second of two adjacent slices
+    cpu_pairs = []  # (plain, recorded) CPU seconds per transaction of the same slices
     for number in range(max(1, round(args.seconds / args.slice))):
         order = ("plain", "recorded") if number % 2 == 0 else ("recorded", "plain")
-        rates = {}
+        rates, cpus = {}, {}
         for name in order:
             db = plain if name == "plain" else recorded
-            done, seconds = run(db, args.slice, args, rngs[name])
+            done, seconds, cpu = run(db, args.slice, args, rngs[name])
             rates[name] = done / seconds
+            cpus[name] = cpu / max(done, 1)
         pairs.append((rates["plain"], rates["recorded"]))
+        cpu_pairs.append((cpus["plain"], cpus["recorded"]))
     for db in (plain, recorded):
         db.close()
-    print(json.dumps({"pairs": pairs}))
+    print(json.dumps({"pairs": pairs, "cpu_pairs": cpu_pairs}))
 
 
 # --- the driver ----------------------------------------------------------------------
@@ -179,9 +186,9 @@ def write_config(directory: str, kind: str, port: int | None, trace: str | None)
     return path
 
 
-def measure(plain: str, recorded: str, args: argparse.Namespace) -> list[list[float]]:
+def measure(plain: str, recorded: str, args: argparse.Namespace) -> dict[str, list[list[float]]]:
     """One round in a fresh process: (plain, recorded) transactions per second of each
-    pair of adjacent slices."""
+    pair of adjacent slices ("pairs"), and CPU seconds per transaction ("cpu_pairs")."""
     done = subprocess.run(
         [sys.executable, __file__, "--worker", plain, recorded, "--seconds", str(args.seconds),
          "--slice", str(args.slice), "--warmup", str(args.warmup),
@@ -190,7 +197,7 @@ def measure(plain: str, recorded: str, args: argparse.Namespace) -> list[list[fl
     )  # fmt: skip
     if done.returncode:
         raise SystemExit(f"the worker failed:\n{done.stderr}")
-    return json.loads(done.stdout.splitlines()[-1])["pairs"]
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def trace_figures(prefix: str) -> tuple[int, int]:
@@ -211,10 +218,12 @@ def measure_kind(kind: str, args: argparse.Namespace, directory: str, call_ns: f
         prefix = os.path.join(directory, "traces", kind)
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         recorded = write_config(directory, kind, port, prefix)
-        ratios, rounds, recorded_seconds, loads = [], [], 0.0, []
+        ratios, rounds, recorded_seconds, loads, cpu_ratios = [], [], 0.0, [], []
         for _ in range(args.rounds):
-            pairs = measure(plain, recorded, args)
+            measured = measure(plain, recorded, args)
+            pairs = measured["pairs"]
             ratios += [recorded_rate / plain_rate for plain_rate, recorded_rate in pairs]
+            cpu_ratios += [r / p for p, r in measured["cpu_pairs"] if p > 0]
             rounds.append(sum(r for _, r in pairs) / sum(p for p, _ in pairs))
             recorded_seconds += args.seconds + args.warmup
             loads.append(os.getloadavg()[0])
@@ -226,6 +235,9 @@ def measure_kind(kind: str, args: argparse.Namespace, directory: str, call_ns: f
             f"{kind}: recorded/plain rate {median:.3f} (median of {len(ratios)} pairs of "
             f"slices, quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}; per round "
             f"{' '.join(f'{r:.3f}' for r in rounds)}; cost {100 * (1 - median):.1f} %)",
+            f"{kind}: the loop's process CPU per transaction, recorded/plain "
+            f"{statistics.median(cpu_ratios):.3f} (median of {len(cpu_ratios)} pairs; CPU time "
+            "waits for no core, so the machine's other work sways it less than the rate)",
             f"{kind}: {records} calls recorded, {calls_per_second:.0f} calls/s; at "
             f"{call_ns:.0f} ns each, recording took {calls_per_second * call_ns / 1e7:.1f} % "
             "of the time; "
