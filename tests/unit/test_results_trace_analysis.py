@@ -280,3 +280,28 @@ def test_trace_stats_prints_the_analysis_of_a_recording(tmp_path):
     assert "popularity: 100 loads of 3 oids" in out
     assert "inter-arrival of transactions: mean 10 ms" in out
     assert "conflict candidates: 0 oids" in out
+
+
+def test_a_cache_trace_that_inflates_past_the_limit_is_refused_in_one_line(tmp_path):
+    import gzip
+
+    records = zeo(100, 0) + zeo(100, 0x22, 1, dlen=10) * 5000  # 170 KB inflated
+    (tmp_path / "bomb.trace.gz").write_bytes(gzip.compress(records))
+    code, out, err = run_main(
+        "trace-stats", "--max-trace-size", "64KB", str(tmp_path / "bomb.trace.gz")
+    )
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert "decompresses to more than 64 KiB" in err
+
+
+def test_an_empty_trace_is_analyzed_to_nothing_and_its_page_says_so(tmp_path):
+    (tmp_path / "start-only.trace").write_bytes(zeo(100, 0))
+    page = tmp_path / "page"
+    code, out, err = run_main(
+        "trace-stats", str(tmp_path / "start-only.trace"), "--html", str(page)
+    )
+    assert code == 0
+    assert "popularity: 0 loads of 0 oids" in out
+    assert "warning" not in err  # no empty chart legend, nothing to warn of
+    assert (page / "trace.svg").stat().st_size > 1000
+    assert "no loads or stores" in (page / "trace.svg").read_text()

@@ -183,7 +183,7 @@ def _rank_panel(axis: Any, summary: Summary) -> None:
     ranked = summary.rank_loads
     axis.set_title("loads per oid, by rank", fontsize=10)
     if not ranked:
-        axis.text(0.5, 0.5, "no loads", ha="center", transform=axis.transAxes)
+        _nothing(axis, "no loads")
         return
     ranks = range(1, len(ranked) + 1)
     axis.loglog(ranks, ranked, marker=".", linestyle="", markersize=3, label="loads")
@@ -202,6 +202,9 @@ def _rank_panel(axis: Any, summary: Summary) -> None:
 
 def _size_panel(axis: Any, summary: Summary) -> None:
     axis.set_title("record sizes (p50, p90, p99, max)", fontsize=10)
+    if summary.load_sizes is None and summary.store_sizes is None:
+        _nothing(axis, "no loads or stores")
+        return
     for offset, (name, spread) in enumerate(
         (("loaded", summary.load_sizes), ("stored", summary.store_sizes))
     ):
@@ -217,6 +220,9 @@ def _size_panel(axis: Any, summary: Summary) -> None:
 def _working_set_panel(axis: Any, summary: Summary) -> None:
     seconds = [i * summary.window_ns / 1e9 for i in range(len(summary.working_set))]
     axis.set_title(f"oids used per {duration(summary.window_ns)} window", fontsize=10)
+    if not summary.working_set:
+        _nothing(axis, "no loads or stores")
+        return
     axis.step(seconds, summary.working_set, where="post", label="in the window")
     axis.step(seconds, summary.cumulative, where="post", label="so far")
     axis.set_xlabel("seconds from the start")
@@ -228,8 +234,13 @@ def _gap_panel(axis: Any, summary: Summary) -> None:
     axis.set_title("inter-arrival of transactions", fontsize=10)
     gaps = [gap / 1e6 for gap in summary.inter_arrival_ns]
     if not gaps:
-        axis.text(0.5, 0.5, "not in this trace", ha="center", transform=axis.transAxes)
+        _nothing(axis, "not in this trace")
         return
     axis.hist(gaps, bins=50)
     axis.set_xlabel("ms between transaction starts")
     axis.set_ylabel("transactions")
+
+
+def _nothing(axis: Any, why: str) -> None:
+    """A panel with nothing to draw says why."""
+    axis.text(0.5, 0.5, why, ha="center", transform=axis.transAxes)
