@@ -111,3 +111,24 @@ def test_an_error_stops_the_recording_with_one_line_and_the_application_goes_on(
 def test_absurd_settings_are_refused(tmp_path, options, message):
     with pytest.raises(ValueError, match=message):
         TraceWriter(str(tmp_path / "t"), **options)
+
+
+def test_a_call_that_read_the_sink_before_a_new_epoch_is_written_with_its_own(tmp_path):
+    """A call that began before the epoch changed queues on the old sink when it returns:
+    its record is written (after the change) into a file whose base is the old epoch."""
+    prefix = str(tmp_path / "t")
+    writer = TraceWriter(prefix, flush_interval=60)
+    old_epoch, old_append = writer.sink  # the call begins
+    began = time.monotonic_ns()
+    writer.epoch_ns = 0
+    writer.flush()  # a new epoch meanwhile
+    writer.epoch_ns = 1 << 47
+    assert writer.epoch > old_epoch
+    writer.append(entry(writer, 2))  # another call, on the new sink
+    writer.flush()
+    old_append(RECORD.pack((began - old_epoch) | (Op.LOAD << 48), 1, 1, OID, b"", 1))
+    writer.close()
+    traces = [open_trace(name) for name in files(prefix)]
+    by_size = {r.size: (t.header.base_monotonic_ns, r.time_ns) for t in traces for r in t.records()}
+    assert by_size[1] == (old_epoch, began - old_epoch)
+    assert by_size[2][0] > old_epoch  # the new epoch's file
