@@ -181,6 +181,11 @@ MAY_IMPORT = {
         *("concurrency", "config", "database", "network", "phases", "probes"),
         *("results", "run", "storages", "workload"),
     },
+    # A replay: a mix's recorder and records, traces read by recording/, on the skeleton.
+    "replay": {
+        *("concurrency", "config", "database", "mix", "recording", "results", "run"),
+        *("storages", "workload"),
+    },
     # The recorder is a library an application imports: nothing of the tool's
     # flow, only the top-level helpers (errors, inputs).
     "recording": set(),
@@ -190,7 +195,8 @@ MAY_IMPORT = {
     "cli": {
         *("cachesim", "concurrency", "config", "database", "mix", "network", "options"),
         "phases",
-        *("probes", "recording", "render", "results", "run", "versions", "workload"),
+        *("probes", "recording", "render", "replay", "results", "run", "versions"),
+        "workload",
     },
 }
 
@@ -268,7 +274,7 @@ KIND_BLIND = ("run", "database", "concurrency", "render")
 
 #: The modes: packages that build their own tasks and results (render/ draws
 #: their results from results/, never from the mode).
-MODE_PACKAGES = ("mix", "cachesim", "rawkv", "versions", "network")
+MODE_PACKAGES = ("mix", "cachesim", "rawkv", "versions", "network", "replay")
 
 
 def storage_families():

@@ -34,13 +34,7 @@ def open_database(
     """
     from zodbshootout.database.drivers import describe_open_error
 
-    if config is None:
-        config = parse_source(source)
-    factory = config.databases[name]
-    sections = storages.embedded_zeo_sections(factory)
-    for section, address in zip(sections, server_addresses, strict=True):
-        section.set_address(address)
-    storages.prepare_to_open(factory, client_label)
+    factory = _prepared(source, name, server_addresses, client_label, config)
     if workload is not None:
         size_caches(factory, workload)
     if cache_trace is not None:
@@ -53,3 +47,44 @@ def open_database(
         raise
     except Exception as e:
         raise CellError(describe_open_error(e)) from e
+
+
+def _prepared(
+    source: ConfigSource,
+    name: str,
+    server_addresses: list[tuple[str, int]],
+    client_label: str,
+    config: LoadedConfig | None,
+) -> Any:
+    """Database *name*'s factory, its embedded servers' addresses set, ready to open."""
+    if config is None:
+        config = parse_source(source)
+    factory = config.databases[name]
+    sections = storages.embedded_zeo_sections(factory)
+    for section, address in zip(sections, server_addresses, strict=True):
+        section.set_address(address)
+    storages.prepare_to_open(factory, client_label)
+    return factory
+
+
+def open_storage(
+    source: ConfigSource, name: str, server_addresses: list[tuple[str, int]], client_label: str
+) -> Any:
+    """Database *name*'s storage alone, as an IMVCCStorage (no ``ZODB.DB``: a replay's).
+
+    A storage that is not one (FileStorage, ZEO) is adapted as ``ZODB.DB``
+    adapts it; closing the result closes the storage.
+    """
+    from ZODB.interfaces import IMVCCStorage
+    from ZODB.mvccadapter import MVCCAdapter
+
+    from zodbshootout.database.drivers import describe_open_error
+
+    factory = _prepared(source, name, server_addresses, client_label, None)
+    try:
+        storage = factory.config.storage.open()
+    except CellError:
+        raise
+    except Exception as e:
+        raise CellError(describe_open_error(e)) from e
+    return storage if IMVCCStorage.providedBy(storage) else MVCCAdapter(storage)

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "report": "zodbshootout.cli.commands.report",
     "versions": "zodbshootout.cli.commands.versions",
     "trace-stats": "zodbshootout.cli.commands.trace_stats",
+    "replay": "zodbshootout.cli.commands.replay",
 }
 
 

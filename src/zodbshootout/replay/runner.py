@@ -1,0 +1,225 @@
+"""Replay traces on every database of a configuration: the dataset, c workers, one record.
+
+A mode on run.skeleton, as mix is (servers, refusals, failures, SIGINT and
+SIGTERM, a save after every database).  For each database, in a session of
+the concurrency layer: untimed, the guard and a new dataset
+(:mod:`.dataset`); then c workers (:class:`.worker.ReplayTask`) replay their
+share of the recorded connections; their reports are merged into the record
+a mix run keeps (:func:`zodbshootout.results.mix.merge_reports`, one row
+per transaction kind), so that show, compare, history, plot and report read
+a replay as they read a mix; the calls it issued are its ``replay`` entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from zodbshootout import concurrency, storages
+from zodbshootout.config.loader import LoadedConfig
+from zodbshootout.errors import CellError
+from zodbshootout.replay import plan as p
+from zodbshootout.replay.dataset import build_dataset
+from zodbshootout.replay.worker import ReplayTask
+from zodbshootout.results.mix import merge_reports
+from zodbshootout.results.record import Failure, RunResult
+from zodbshootout.run.ladder import Ladder, Route
+from zodbshootout.run.skeleton import RunnerSkeleton
+from zodbshootout.storages.servers import EmbeddedServers
+
+#: The phase name failures of a replay carry, and the workload name of its records.
+REPLAY = "replay"
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """A replay's options (validated by the CLI) and the plan its traces made."""
+
+    plan: p.ReplayPlan
+    traces: tuple[str, ...]
+    concurrency: int
+    speed: float | None = None  # None: as fast as possible
+    threads: bool = False
+    interval_seconds: float = 1.0
+    timeout_seconds: float = 300.0  # on top of the recorded span ÷ speed
+
+    @property
+    def rate_per_second(self) -> float | None:
+        """Under --speed, the recorded mean rate times the speed (an open loop's rate)."""
+        if self.speed is None:
+            return None
+        return self.plan.transactions / max(self.plan.span_ns / 1e9, 1e-3) * self.speed
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "workload": REPLAY,
+            "description": "a recorded application's storage calls",
+            "concurrency": self.concurrency,
+            "mode": "threads" if self.threads else "processes",
+            "rate_per_second": self.rate_per_second,
+            "arrival": "recorded" if self.speed is not None else None,
+            "interval_seconds": self.interval_seconds,
+            "seed": None,
+        }
+
+    def replay_metadata(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "traces": list(self.traces),
+            "level": "storage",
+            "speed": self.speed,
+            "connections": len(plan.streams),
+            "transactions": plan.transactions,
+            "recorded_seconds": plan.span_ns / 1e9,
+            "objects": len(plan.sizes),
+            "recorded": dict(plan.recorded),
+            "notes": dict(plan.notes),
+            "partial_tail_bytes": plan.partial_tail_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class _Kinds:
+    name: str = REPLAY
+    operations: tuple[str, ...] = p.KINDS
+
+
+@dataclass(frozen=True)
+class _Schedule:
+    """What merge_reports reads of a plan."""
+
+    rate_per_second: float | None
+    interval_seconds: float
+    workload: _Kinds = field(default_factory=_Kinds)
+
+
+class ReplayRunner(RunnerSkeleton):
+    """Replays one plan on a configuration's databases; see the module doc."""
+
+    def __init__(
+        self,
+        config: LoadedConfig,
+        options: ReplayOptions,
+        say: Callable[[str], None] = lambda line: None,
+        on_database_done: Callable[[RunResult], None] | None = None,
+    ) -> None:
+        result = RunResult(
+            databases=config.names,
+            object_counts=[len(options.plan.sizes)],
+            concurrencies=[options.concurrency],
+            phases=[],
+            repetitions=1,
+        )
+        super().__init__(config, result, on_database_done)
+        self.options = options
+        self.say = say
+        self.opened: set[str] = set()
+        self.shares = p.assign(options.plan.streams, options.concurrency)
+        result.metadata["mix"] = options.as_metadata()
+        result.metadata["replay"] = options.replay_metadata()
+        self.use_ladder(Ladder(config, config.names))
+
+    def measure(self, servers: EmbeddedServers) -> None:
+        for name in self.config.names:
+            if self.set_up(name, partial(self._measure, servers, name)):
+                self.saved()
+
+    def warn(self, warning: str) -> None:
+        self.say(f"warning: {warning}")
+
+    def fail_unsettled(self, name: str, reason: str) -> None:
+        options = self.options
+        self.result.failures.append(
+            Failure(name, options.concurrency, len(options.plan.sizes), (REPLAY,), reason)
+        )
+        if name not in self.opened:
+            self.result.setup_failed.append(name)
+        else:
+            self.say(f"{name}: failed: {reason}")
+
+    def _measure(self, servers: EmbeddedServers, name: str) -> bool:
+        for row, route in self.ladder.start(name, servers.addresses(name)).items():
+            self._measure_row(name, row, route)
+        return True
+
+    def _measure_row(self, name: str, row: str, route: Route) -> None:
+        options = self.options
+        factory = self.config.databases[name]
+        mode = concurrency.mode_of(
+            concurrency.THREADS if options.threads else concurrency.PROCESSES
+        )
+        problem = mode.problem(concurrency.SHARED, options.concurrency, factory)
+        if problem:
+            raise CellError(problem)
+        spec = concurrency.SessionSpec(
+            route.source,
+            name,
+            tuple(route.addresses),
+            options.concurrency,
+            mode.name,
+            shares_one_db=mode.shares_one_db(concurrency.SHARED),
+            setup=route.setup,
+        )
+        with contextlib.closing(mode.open_session(spec)) as session:
+            built: dict[str, Any] = {}
+            session.populate(lambda db: built.update(self._build(name, row, db)))
+            storages.before_repetition(factory)
+            speed = f"at {options.speed:g}x the recorded schedule" if options.speed else "flat out"
+            self.say(f"{row}: {options.concurrency} workers replay {options.plan.transactions} "
+                     f"transactions, {speed}")  # fmt: skip
+            tasks = [self._task(name, route, worker, built) for worker in range(len(self.shares))]
+            wait = options.timeout_seconds
+            if options.speed:
+                wait += options.plan.span_ns / 1e9 / options.speed
+            outcome = session.run_stage(tasks, wait)
+        if outcome.error is not None:
+            raise CellError(outcome.error)
+        reports = list(outcome.timings)
+        schedule = _Schedule(options.rate_per_second, options.interval_seconds)
+        record = merge_reports(row, reports, schedule, options.concurrency)
+        record["dataset"] = {key: built[key] for key in ("written", "bytes", "raised_bytes")}
+        record["dataset"]["present"] = len(options.plan.sizes)
+        issued = dict.fromkeys(options.plan.recorded, 0)
+        for report in reports:
+            for key, count in report["issued"].items():
+                issued[key] += count
+        reloads = sum(report["reloads"] for report in reports)
+        record["replay"] = {"issued": issued, "reloads": reloads}
+        self.say(
+            f"{row}: issued {issued['loads']} loads, {issued['stores']} stores, "
+            f"{issued['commits']} commits (recorded: {options.plan.recorded['loads']}, "
+            f"{options.plan.recorded['stores']}, {options.plan.recorded['commits']}); "
+            f"{reloads} loads more, of objects another worker changed in between"
+        )
+        # Workers replay the connections they were given, as unequal as the recording's:
+        # a fairness verdict on their shares would judge the application, not the database.
+        record["workers"] = []
+        self.result.mix.append(record)
+
+    def _build(self, name: str, row: str, db: Any) -> dict[str, Any]:
+        sizes = self.options.plan.sizes
+        self.say(f"{row}: writing the dataset ({len(sizes)} objects, untimed)")
+        built = build_dataset(db, sizes)
+        self.opened.update((name, row))
+        return built
+
+    def _task(self, name: str, route: Route, worker: int, built: dict[str, Any]) -> ReplayTask:
+        options = self.options
+        share = self.shares[worker]
+        return ReplayTask(
+            route.source,
+            name,
+            tuple(route.addresses),
+            worker,
+            options.concurrency,
+            len(share),
+            [list(entry) for entry in p.worker_transactions(options.plan, share)],
+            built["oids"],
+            built["serials"],
+            options.speed,
+            options.interval_seconds,
+            options.timeout_seconds,
+        )

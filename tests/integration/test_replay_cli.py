@@ -1,0 +1,186 @@
+"""zodbshootout replay as a user runs it: a recorded mix replayed on etc/local.conf's databases.
+
+What the replay issued is counted independently: the databases it replays on
+are themselves wrapped in ``<recording>``, so the replay's own calls land in
+traces of their own, read back with the reader (the replay's process, which
+writes the dataset, left out by its pid).
+"""
+
+import itertools
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from zodbshootout.recording.format import FLAG_ERROR, Op
+from zodbshootout.recording.reader import open_trace
+
+DATABASES = {
+    "zeo_fs": "<embeddedzeo>\n<filestorage>\npath $(ZODBSHOOTOUT_DATA)/zeo_fs.fs\n"
+    "</filestorage>\n</embeddedzeo>",
+    "sqlite": "<relstorage>\n<sqlite3>\ndriver sqlite3\ndata-dir $(ZODBSHOOTOUT_DATA)/sqlite\n"
+    "</sqlite3>\n</relstorage>",
+    "zeo_pcache": "<embeddedzeo>\nclient pcache\n<filestorage>\n"
+    "path $(ZODBSHOOTOUT_DATA)/zeo_pcache.fs\n</filestorage>\n</embeddedzeo>",
+}
+
+
+def recorded_config(path, traces, names):
+    """etc/local.conf's databases *names*, each inside a <recording> into *traces*/NAME."""
+    sections = [
+        f"<zodb {name}>\n<recording>\npath {traces}/{name}\nflush-interval 0.05\n"
+        f"{DATABASES[name]}\n</recording>\n</zodb>"
+        for name in names
+    ]
+    path.write_text("%import zodbshootout\n%import relstorage\n" + "\n".join(sections) + "\n")
+    return str(path)
+
+
+def zodbshootout(*args, check=True):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zodbshootout", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = process.communicate(timeout=240)
+    if check:
+        assert process.returncode == 0, err
+    return process, out, err
+
+
+def counts(paths):
+    """Loads, stores and commits in trace files, straight from their records."""
+    found = {"loads": 0, "stores": 0, "commits": 0}
+    for path in paths:
+        for record in open_trace(path).records():
+            if record.op in (Op.LOAD, Op.LOAD_BEFORE, Op.LOAD_SERIAL):
+                found["loads"] += 1
+            elif record.op in (Op.STORE, Op.STORE_BLOB):
+                found["stores"] += 1
+            elif record.op is Op.TPC_FINISH and not record.flags & FLAG_ERROR:
+                found["commits"] += 1
+    return found
+
+
+def traces_of(directory, name, but_pid=None):
+    return sorted(
+        os.path.join(directory, f)
+        for f in os.listdir(directory)
+        if f.startswith(f"{name}.") and f".{but_pid}." not in f
+    )
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    """A ycsb-a mix on SQLite, recorded through the wrapper: its trace files."""
+    base = tmp_path_factory.mktemp("recorded")
+    traces = base / "traces"
+    traces.mkdir()
+    config = recorded_config(base / "rec.conf", traces, ["sqlite"])
+    zodbshootout("mix", config, "-w", "ycsb-a", "-n", "100", "-d", "0.5", "--warmup", "0",
+                 "-c", "2", "-q")  # fmt: skip
+    return traces_of(str(traces), "sqlite")
+
+
+def test_a_replay_issues_what_the_recording_did_on_every_database(recording, tmp_path):
+    traces = tmp_path / "replayed"
+    traces.mkdir()
+    config = recorded_config(tmp_path / "replay.conf", traces, list(DATABASES))
+    result = tmp_path / "replay.json"
+    process, out, _err = zodbshootout("replay", *recording, config, "-o", str(result))
+    recorded = counts(recording)
+    saved = json.loads(result.read_text())
+    assert saved["metadata"]["replay"]["recorded"]["loads"] == recorded["loads"]
+    for record in saved["mix"]:
+        name = record["database"]
+        replayed = counts(traces_of(str(traces), name, but_pid=process.pid))
+        reloads = record["replay"]["reloads"]
+        # Every recorded load, store and commit, on every database; and the loads
+        # the replay's own interleaving added, said apart.
+        assert replayed == {**recorded, "loads": recorded["loads"] + reloads}, name
+        issued = record["replay"]["issued"]
+        assert {k: issued[k] for k in recorded} == recorded
+    assert {r["database"] for r in saved["mix"]} == set(DATABASES)
+    assert "read-only" in out
+    assert "write <4KiB" in out
+    shown = zodbshootout("show", str(result), "--format", "csv")[1]
+    assert shown.splitlines()[0].startswith("database,operation,transactions")
+
+
+def starts(paths, but_pid=None):
+    """Each transaction's start (its poll), in ns on the machine's monotonic clock."""
+    found = []
+    for path in paths:
+        trace = open_trace(path)
+        if trace.header.pid == but_pid:
+            continue
+        base = trace.header.base_monotonic_ns
+        found += [base + r.time_ns for r in trace.records() if r.op is Op.POLL]
+    return sorted(found)
+
+
+def quantiles(times):
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    return statistics.quantiles(gaps, n=10)
+
+
+def test_speed_1x_keeps_the_recorded_schedule(recording, tmp_path):
+    traces = tmp_path / "replayed"
+    traces.mkdir()
+    config = recorded_config(tmp_path / "replay.conf", traces, ["sqlite"])
+    process, _out, _err = zodbshootout("replay", *recording, config, "--speed", "1x", "-q")
+    recorded = starts(recording)
+    replayed = starts(traces_of(str(traces), "sqlite"), but_pid=process.pid)
+    # The dataset's own commits poll too (in the replay's process, left out).
+    assert len(replayed) == len(recorded)
+    span = (replayed[-1] - replayed[0]) / (recorded[-1] - recorded[0])
+    # Never ahead of the schedule; behind it only as far as a busy machine's
+    # workers fall behind (the recording ran alone; the replay shares 2 cores).
+    assert 0.95 < span < 2.0, span
+    # The inter-arrival deciles up to p60 match within a millisecond or a half:
+    # above, a gap is as long as the transaction before it took in the replay.
+    for want, got in zip(quantiles(recorded)[:6], quantiles(replayed)[:6], strict=True):
+        assert abs(got - want) <= max(1e6, 0.5 * want), (want, got)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"GARBAGE!" * 8, "not a zodbshootout trace (wrong magic)"),
+        (b"ZODBTRC\n\x01", "a trace cut short in its header"),
+    ],
+)
+def test_a_hostile_trace_is_one_line_and_exit_2(tmp_path, content, message):
+    path = tmp_path / "bad.1.0000.zodbtrace"
+    path.write_bytes(content)
+    process, out, err = zodbshootout("replay", str(path), "etc/local.conf", check=False)
+    assert process.returncode == 2
+    assert len(err.strip().splitlines()) == 1
+    assert message in err
+    assert out == ""
+
+
+def test_a_fifo_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "pipe.zodbtrace"
+    os.mkfifo(path)
+    process, _out, err = zodbshootout("replay", str(path), "etc/local.conf", check=False)
+    assert process.returncode == 2
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_file_still_being_written_replays_its_whole_records(recording, tmp_path):
+    """A cut record at the end (a writer still at work): what is whole, and how much was left."""
+    biggest = max(recording, key=os.path.getsize)
+    cut = tmp_path / os.path.basename(biggest)
+    data = pathlib.Path(biggest).read_bytes()
+    cut.write_bytes(data[: len(data) - 20])
+    config = recorded_config(tmp_path / "one.conf", tmp_path, ["sqlite"])
+    _p, out, err = zodbshootout("replay", str(cut), config, "-c", "1", check=False)
+    assert _p.returncode == 0, err
+    assert "12 bytes at the end of the traces are a record cut short" in err
+    assert "sqlite: replay" in out
