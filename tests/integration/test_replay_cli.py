@@ -16,7 +16,14 @@ import sys
 
 import pytest
 
-from zodbshootout.recording.format import FLAG_ERROR, Op
+from zodbshootout.recording.format import (
+    FLAG_ERROR,
+    FORMAT_VERSION,
+    Header,
+    Op,
+    pack_header,
+    pack_record,
+)
 from zodbshootout.recording.reader import open_trace
 
 DATABASES = {
@@ -184,3 +191,32 @@ def test_a_file_still_being_written_replays_its_whole_records(recording, tmp_pat
     assert _p.returncode == 0, err
     assert "12 bytes at the end of the traces are a record cut short" in err
     assert "sqlite: replay" in out
+
+
+def hand_made(path, oid, size):
+    """A trace of one transaction: a poll and a load of *oid* (*size* bytes)."""
+    header = Header(FORMAT_VERSION, 0, 4242, 0, 1_000, 1_700_000_000 * 10**9)
+    records = [
+        pack_record(0, Op.POLL, 0, 1, 1, bytes(8), bytes(8), 0),
+        pack_record(10, Op.LOAD, 0, 1, 1, oid.to_bytes(8, "big"), (3).to_bytes(8, "big"), size),
+    ]
+    path.write_bytes(pack_header(header) + b"".join(records))
+    return str(path)
+
+
+def test_an_absurd_size_is_one_line_and_exit_2(tmp_path):
+    trace = hand_made(tmp_path / "big.4242.0000.zodbtrace", 7, 2**30)
+    process, out, err = zodbshootout("replay", trace, "etc/local.conf", check=False)
+    assert process.returncode == 2
+    assert err.strip() == (
+        f"zodbshootout replay: error: {trace}: absurd record size 1073741824 bytes "
+        "(a replay writes at most 256 MiB per record)"
+    )
+
+
+def test_the_largest_oid_is_mapped_and_replayed(tmp_path):
+    trace = hand_made(tmp_path / "far.4242.0000.zodbtrace", 2**64 - 1, 100)
+    config = recorded_config(tmp_path / "one.conf", tmp_path, ["sqlite"])
+    process, out, err = zodbshootout("replay", trace, config, check=False)
+    assert process.returncode == 0, err
+    assert "issued 1 loads, 0 stores, 0 commits (recorded: 1, 0, 0)" in err

@@ -1,0 +1,183 @@
+"""What the replay's harness costs: ``zodbshootout replay`` flat out against a bare loop.
+
+Not a test: a measurement to run by hand and paste into a report.  It records
+a small application in this process (``record()`` around a FileStorage: each
+transaction reads ten objects, every other one changes two and adds one),
+reads the trace into a replay plan, and then, in interleaved rounds (replay,
+bare, bare, replay, ...), runs on a fresh copy of the dataset each time:
+
+- the replay's worker loop (:func:`zodbshootout.replay.worker.replay`, one
+  worker, flat out: a clock reading around each transaction and its latency
+  recorded in the mix recorder);
+- a bare loop that issues the same storage calls on the same kind of
+  instance, with nothing else.
+
+It prints, per storage (MappingStorage, whose calls cost least, so the
+harness shows most; FileStorage), the replay's rate over the bare loop's,
+the median over rounds with its quartiles, timed twice: by the wall clock,
+and by this thread's CPU time, which a busy machine's other work does not
+inflate (both storages run in this process, so their work is in it too).
+The issue's target is at least 0.97.
+
+Usage::
+
+    python benchmarks/replay_floor.py [--rounds 21] [--transactions 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import transaction
+import ZODB
+from persistent.mapping import PersistentMapping
+from ZODB.Connection import TransactionMetaData
+from ZODB.FileStorage import FileStorage
+from ZODB.MappingStorage import MappingStorage
+from ZODB.utils import p64, z64
+
+from zodbshootout.recording import open_trace, record
+from zodbshootout.replay import plan as p
+from zodbshootout.replay.dataset import build_dataset
+from zodbshootout.replay.objects import Records
+from zodbshootout.replay.worker import ReplayTask, replay
+
+
+def record_application(directory: str, transactions: int) -> p.ReplayPlan:
+    """The plan of a small application's trace, recorded here."""
+    storage = record(FileStorage(os.path.join(directory, "app.fs")), f"{directory}/app")
+    db = ZODB.DB(storage)
+    with db.transaction() as conn:
+        conn.root()["items"] = PersistentMapping({i: PersistentMapping() for i in range(500)})
+    for number in range(transactions):
+        conn = db.open()
+        conn.cacheMinimize()  # every read a storage load (the recorder's worst case)
+        items = conn.root()["items"]
+        keys = [(number * 7 + k * 53) % 500 for k in range(10)]
+        for key in keys:
+            len(items[key])
+        if number % 2:
+            items[keys[0]]["n"] = number
+            items[keys[1]]["n"] = number
+            items[keys[2]]["child"] = PersistentMapping()
+            transaction.commit()
+        else:
+            transaction.abort()
+        conn.close()
+    db.close()
+    return p.read_plan([open_trace(path) for path in glob.glob(f"{directory}/app.*.zodbtrace")])
+
+
+def bare(  # noqa: C901 (one branch per call, inline, as the replay has)
+    entries: list[Any], instances: list[Any], oids: list[bytes], initial: list[bytes]
+) -> None:
+    """The same storage calls, issued with nothing around them."""
+    records = Records()
+    data = {c[2]: records.of_size(c[2]) for e in entries for c in e[3] if c[0] in (3, 11)}
+    known: list[dict[int, bytes]] = [{} for _ in instances]
+    txn: Any = None
+    stored: list[int] = []
+    for _start, slot, _kind, calls in entries:
+        instance, seen = instances[slot], known[slot]
+        for code, oid, size, raised in calls:
+            try:
+                if code == p.LOAD:
+                    seen[oid] = instance.load(oids[oid])[1]
+                elif code == p.STORE:
+                    instance.store(oids[oid], seen.get(oid) or initial[oid], data[size], "", txn)
+                    stored.append(oid)
+                elif code == p.CREATE:
+                    instance.store(oids[oid], z64, data[size], "", txn)
+                    stored.append(oid)
+                elif code == p.POLL:
+                    instance.poll_invalidations()
+                elif code == p.BEGIN:
+                    txn = TransactionMetaData()
+                    stored = []
+                    instance.tpc_begin(txn)
+                elif code == p.VOTE:
+                    instance.tpc_vote(txn)
+                elif code == p.FINISH:
+                    tid = instance.tpc_finish(txn)
+                    for each in stored:
+                        seen[each] = tid
+                elif code == p.ABORT:
+                    instance.tpc_abort(txn)
+                elif code == p.NEW_OID:
+                    instance.new_oid()
+            except Exception:
+                if not raised:  # a call that raised when recorded may raise again
+                    raise
+
+
+def one_round(
+    plan: p.ReplayPlan, make: Callable[[], Any], harnessed: bool, clock: Callable[[], float]
+) -> float:
+    """Seconds of *clock* for the whole plan, replayed (*harnessed*) or by the bare loop,
+    on a new storage."""
+    db = ZODB.DB(make())
+    built = build_dataset(db, plan.sizes)
+    share = list(range(len(plan.streams)))
+    entries = [list(entry) for entry in p.worker_transactions(plan, share)]
+    mvcc = db._mvcc_storage
+    try:
+        if harnessed:
+            task = ReplayTask(
+                None, "bench", (), 0, 1, len(share), entries, built["oids"], built["serials"],
+                None, 1.0, 60.0,
+            )  # fmt: skip
+            report = replay(task, mvcc, threading.Barrier(1), clock=clock)
+            return float(report["seconds"])
+        instances = [mvcc.new_instance() for _ in share]
+        oids = [p64(oid) for oid in built["oids"]]
+        initial = [p64(serial) if serial else z64 for serial in built["serials"]]
+        start = clock()
+        bare(entries, instances, oids, initial)
+        seconds = clock() - start
+        for instance in instances:
+            instance.release()
+        return seconds
+    finally:
+        db.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--transactions", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        plan = record_application(directory, args.transactions)
+        print(f"plan: {plan.transactions} transactions, {plan.recorded}")
+        counter = iter(range(1_000_000))
+        storages = {
+            "mapping": MappingStorage,
+            "filestorage": lambda: FileStorage(os.path.join(directory, f"r{next(counter)}.fs")),
+        }
+        clocks = {"wall": time.perf_counter, "cpu": time.thread_time}
+        for name, make in storages.items():
+            for clock_name, clock in clocks.items():
+                ratios = []
+                for number in range(args.rounds):
+                    order = (True, False) if number % 2 == 0 else (False, True)
+                    seconds = {h: one_round(plan, make, h, clock) for h in order}
+                    ratios.append(seconds[False] / seconds[True])
+                quartiles = statistics.quantiles(ratios, n=4)
+                print(
+                    f"{name}, {clock_name} time: replay rate / bare loop rate "
+                    f"{statistics.median(ratios):.3f} (median of {args.rounds} rounds, "
+                    f"quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f})"
+                )
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
