@@ -206,7 +206,7 @@ def hand_made(path, oid, size):
 
 def test_an_absurd_size_is_one_line_and_exit_2(tmp_path):
     trace = hand_made(tmp_path / "big.4242.0000.zodbtrace", 7, 2**30)
-    process, out, err = zodbshootout("replay", trace, "etc/local.conf", check=False)
+    process, _out, err = zodbshootout("replay", trace, "etc/local.conf", check=False)
     assert process.returncode == 2
     assert err.strip() == (
         f"zodbshootout replay: error: {trace}: absurd record size 1073741824 bytes "
@@ -217,6 +217,6 @@ def test_an_absurd_size_is_one_line_and_exit_2(tmp_path):
 def test_the_largest_oid_is_mapped_and_replayed(tmp_path):
     trace = hand_made(tmp_path / "far.4242.0000.zodbtrace", 2**64 - 1, 100)
     config = recorded_config(tmp_path / "one.conf", tmp_path, ["sqlite"])
-    process, out, err = zodbshootout("replay", trace, config, check=False)
+    process, _out, err = zodbshootout("replay", trace, config, check=False)
     assert process.returncode == 0, err
     assert "issued 1 loads, 0 stores, 0 commits (recorded: 1, 0, 0)" in err

@@ -8,12 +8,11 @@ holds the objects the trace created, with the sizes the trace stored.
 import threading
 
 import pytest
-
 import ZODB
+from test_replay_plan import app_records, trace
 from ZODB.MappingStorage import MappingStorage
 from ZODB.utils import p64
 
-from test_replay_plan import app_records, trace
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.dataset import build_dataset
 from zodbshootout.replay.worker import ReplayTask, replay
