@@ -13,7 +13,8 @@ bare, bare, replay, ...), runs on a fresh copy of the dataset each time:
   instance, with nothing else.
 
 It prints, per storage (MappingStorage, whose calls cost least, so the
-harness shows most; FileStorage), the replay's rate over the bare loop's,
+harness shows most; FileStorage; RelStorage on SQLite, as etc/local.conf
+has it), the replay's rate over the bare loop's,
 the median over rounds with its quartiles, timed twice: by the wall clock,
 and by this thread's CPU time, which a busy machine's other work does not
 inflate (both storages run in this process, so their work is in it too).
@@ -21,7 +22,7 @@ The issue's target is at least 0.97.
 
 Usage::
 
-    python benchmarks/replay_floor.py [--rounds 21] [--transactions 1000]
+    python benchmarks/replay_floor.py [--rounds 21] [--transactions 3000]
 """
 
 from __future__ import annotations
@@ -48,6 +49,17 @@ from zodbshootout.recording import open_trace, record
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.dataset import build_dataset
 from zodbshootout.replay.objects import Records
+from zodbshootout.replay.plan import (
+    ABORT,
+    BEGIN,
+    CREATE,
+    FINISH,
+    LOAD,
+    NEW_OID,
+    POLL,
+    STORE,
+    VOTE,
+)
 from zodbshootout.replay.worker import ReplayTask, replay
 
 
@@ -81,7 +93,7 @@ def bare(  # noqa: C901 (one branch per call, inline, as the replay has)
 ) -> None:
     """The same storage calls, issued with nothing around them."""
     records = Records()
-    data = {c[2]: records.of_size(c[2]) for e in entries for c in e[3] if c[0] in (3, 11)}
+    data = {c[2]: records.of_size(c[2]) for e in entries for c in e[3] if c[0] in (STORE, CREATE)}
     known: list[dict[int, bytes]] = [{} for _ in instances]
     txn: Any = None
     stored: list[int] = []
@@ -89,33 +101,47 @@ def bare(  # noqa: C901 (one branch per call, inline, as the replay has)
         instance, seen = instances[slot], known[slot]
         for code, oid, size, raised in calls:
             try:
-                if code == p.LOAD:
+                if code == LOAD:
                     seen[oid] = instance.load(oids[oid])[1]
-                elif code == p.STORE:
+                elif code == STORE:
                     instance.store(oids[oid], seen.get(oid) or initial[oid], data[size], "", txn)
                     stored.append(oid)
-                elif code == p.CREATE:
+                elif code == CREATE:
                     instance.store(oids[oid], z64, data[size], "", txn)
                     stored.append(oid)
-                elif code == p.POLL:
+                elif code == POLL:
                     instance.poll_invalidations()
-                elif code == p.BEGIN:
+                elif code == BEGIN:
                     txn = TransactionMetaData()
                     stored = []
                     instance.tpc_begin(txn)
-                elif code == p.VOTE:
+                elif code == VOTE:
                     instance.tpc_vote(txn)
-                elif code == p.FINISH:
+                elif code == FINISH:
                     tid = instance.tpc_finish(txn)
                     for each in stored:
                         seen[each] = tid
-                elif code == p.ABORT:
+                elif code == ABORT:
                     instance.tpc_abort(txn)
-                elif code == p.NEW_OID:
+                elif code == NEW_OID:
                     instance.new_oid()
             except Exception:
                 if not raised:  # a call that raised when recorded may raise again
                     raise
+
+
+def sqlite_storage(directory: str) -> Any:
+    """RelStorage on SQLite in *directory* (etc/local.conf's, in this process)."""
+    import ZODB.config
+
+    return ZODB.config.storageFromString(
+        "%import relstorage\n<relstorage>\n<sqlite3>\ndriver sqlite3\n"
+        f"data-dir {directory}\n</sqlite3>\n</relstorage>\n"
+    )
+
+
+#: The loads each replay added (objects changed under a connection): the bare loop makes none.
+RELOADS: list[int] = []
 
 
 def one_round(
@@ -135,6 +161,7 @@ def one_round(
                 None, 1.0, 60.0,
             )  # fmt: skip
             report = replay(task, mvcc, threading.Barrier(1), clock=clock)
+            RELOADS.append(report["reloads"])
             return float(report["seconds"])
         instances = [mvcc.new_instance() for _ in share]
         oids = [p64(oid) for oid in built["oids"]]
@@ -152,7 +179,7 @@ def one_round(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
-    parser.add_argument("--transactions", type=int, default=1000)
+    parser.add_argument("--transactions", type=int, default=3000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         plan = record_application(directory, args.transactions)
@@ -161,6 +188,7 @@ def main() -> None:
         storages = {
             "mapping": MappingStorage,
             "filestorage": lambda: FileStorage(os.path.join(directory, f"r{next(counter)}.fs")),
+            "sqlite": lambda: sqlite_storage(os.path.join(directory, f"s{next(counter)}")),
         }
         clocks = {"wall": time.perf_counter, "cpu": time.thread_time}
         for name, make in storages.items():
@@ -176,6 +204,7 @@ def main() -> None:
                     f"{statistics.median(ratios):.3f} (median of {args.rounds} rounds, "
                     f"quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f})"
                 )
+        print(f"loads the replays added: {sorted(set(RELOADS))}")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

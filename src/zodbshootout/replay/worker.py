@@ -38,6 +38,19 @@ from zodbshootout.database.open import open_storage
 from zodbshootout.mix.recorder import Recorder
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.objects import Records
+from zodbshootout.replay.plan import (
+    ABORT,
+    BEGIN,
+    CHECK,
+    CREATE,
+    FINISH,
+    LOAD,
+    NEW_OID,
+    POLL,
+    PREFETCH,
+    STORE,
+    VOTE,
+)
 
 #: A transaction as a task holds it: [start ns, slot, kind, calls].
 Entry = list[Any]
@@ -98,7 +111,7 @@ class ReplayTask:
 
 
 class _Connection:
-    """A recorded connection's instance, the serials it knows and its transaction."""
+    """A recorded connection's instance and the serials it knows."""
 
     __slots__ = ("instance", "known", "stored", "trust_dataset", "txn")
 
@@ -107,8 +120,6 @@ class _Connection:
         #: Per oid index: the serial this connection last read or wrote, None
         #: where a poll said it changed since.
         self.known: dict[int, bytes | None] = {}
-        self.txn: Any = None
-        self.stored: list[int] = []
         #: An oid it never read has the dataset's serial, until a poll said
         #: "everything changed" (then it is read before it is written).
         self.trust_dataset = True
@@ -119,7 +130,7 @@ def replay(
 ) -> dict[str, Any]:
     """Replay *task*'s transactions on *mvcc* (an IMVCCStorage); the worker's report."""
     records = Records()
-    sizes = {c[2] for e in task.transactions for c in e[3] if c[0] in (p.STORE, p.CREATE)}
+    sizes = {c[2] for e in task.transactions for c in e[3] if c[0] in (STORE, CREATE)}
     data = {size: records.of_size(size) for size in sizes}  # made before the clock starts
     oids = [p64(oid) for oid in task.oids]
     initial = [p64(serial) if serial else z64 for serial in task.serials]
@@ -133,23 +144,7 @@ def replay(
         recorder = run.recorder = Recorder(
             p.KINDS, start, task.interval_seconds, task.speed is not None
         )
-        speed = task.speed
-        for offset, slot, kind, calls in task.transactions:
-            intended = None
-            if speed is not None:
-                intended = start + offset / 1e9 / speed
-                now = clock()
-                if intended > now:
-                    time.sleep(intended - now)
-            began = clock()
-            broken = run.transaction(connections[slot], calls)
-            done = clock()
-            recorder.record(kind, began if intended is None else min(intended, began), began, done)
-            if broken is not None:
-                run.broke(kind, calls, *broken)
-            if run.resolved:
-                recorder.operations[kind].conflicts["resolved"] += run.resolved
-                run.resolved = 0
+        _loop(run, task, connections, start, clock)
         finished = clock()
     finally:
         for connection in connections:
@@ -162,6 +157,33 @@ def replay(
         reloads=run.reloads,
     )  # fmt: skip
     return report
+
+
+def _loop(
+    run: _Run,
+    task: ReplayTask,
+    connections: list[_Connection],
+    start: float,
+    clock: Callable[[], float],
+) -> None:
+    """The timed loop: each transaction (at its intended start, under --speed), recorded."""
+    transact = run.transaction
+    assert run.recorder is not None
+    record = run.recorder.record
+    speed = task.speed
+    intended = None
+    for offset, slot, kind, calls in task.transactions:
+        if speed is not None:
+            intended = start + offset / 1e9 / speed
+            now = clock()
+            if intended > now:
+                time.sleep(intended - now)
+        began = clock()
+        broken = transact(connections[slot], calls)
+        done = clock()
+        record(kind, began if intended is None else min(intended, began), began, done)
+        if broken is not None or run.resolved:
+            run.counted(kind, calls, broken)
 
 
 class _Run:
@@ -192,57 +214,65 @@ class _Run:
         self, connection: _Connection, calls: list[p.Call]
     ) -> tuple[int, BaseException, bool] | None:
         """Issue *calls*; None, or (where, error, aborted) when one raised unlike its record."""
-        instance, known, oids = connection.instance, connection.known, self.oids
-        for at, (code, oid, size, raised) in enumerate(calls):
+        instance, known, oids, data = connection.instance, connection.known, self.oids, self.data
+        txn: Any = None
+        stored: list[int] = []
+        for call in calls:
+            code, oid, size, raised = call
             try:
-                if code == p.LOAD:
+                if code == LOAD:
                     known[oid] = instance.load(oids[oid])[1]
-                elif code == p.STORE:
+                elif code == STORE:
                     serial = known.get(oid) or self.serial(connection, oid)
-                    instance.store(oids[oid], serial, self.data[size], "", connection.txn)
-                    connection.stored.append(oid)
-                elif code == p.CREATE:
-                    instance.store(oids[oid], z64, self.data[size], "", connection.txn)
-                    connection.stored.append(oid)
-                elif code == p.POLL:
+                    instance.store(oids[oid], serial, data[size], "", txn)
+                    stored.append(oid)
+                elif code == CREATE:
+                    instance.store(oids[oid], z64, data[size], "", txn)
+                    stored.append(oid)
+                elif code == POLL:
                     changed = instance.poll_invalidations()
                     if changed or changed is None:
                         self.invalidated(connection, changed)
-                elif code == p.BEGIN:
-                    connection.txn = TransactionMetaData()
-                    connection.stored = []
-                    instance.tpc_begin(connection.txn)
-                elif code == p.VOTE:
-                    resolved = instance.tpc_vote(connection.txn)
+                elif code == BEGIN:
+                    txn = TransactionMetaData()
+                    instance.tpc_begin(txn)
+                elif code == VOTE:
+                    resolved = instance.tpc_vote(txn)
                     if resolved:
                         self.resolved += len(resolved)
-                elif code == p.FINISH:
-                    tid = instance.tpc_finish(connection.txn)
-                    for stored in connection.stored:
-                        known[stored] = tid
-                    connection.txn = None
-                elif code == p.ABORT:
-                    instance.tpc_abort(connection.txn)
-                    connection.txn = None
-                elif code == p.PREFETCH:
+                elif code == FINISH:
+                    tid = instance.tpc_finish(txn)
+                    for each in stored:
+                        known[each] = tid
+                    txn = None
+                elif code == ABORT:
+                    instance.tpc_abort(txn)
+                    txn = None
+                elif code == PREFETCH:
                     instance.prefetch([oids[each] for each in oid])
-                elif code == p.NEW_OID:
+                elif code == NEW_OID:
                     instance.new_oid()
-                elif code == p.CHECK:
+                elif code == CHECK:
                     serial = known.get(oid) or self.serial(connection, oid)
-                    instance.checkCurrentSerialInTransaction(oids[oid], serial, connection.txn)
+                    instance.checkCurrentSerialInTransaction(oids[oid], serial, txn)
             except Exception as error:
                 if raised:
                     continue  # as recorded
-                txn, connection.txn = connection.txn, None
-                aborted = txn is not None
-                if aborted:
-                    try:
-                        instance.tpc_abort(txn)
-                    except Exception:
-                        pass  # the error that ended it is what is counted
-                return at, error, aborted
+                return self._ended(instance, txn, calls, call, error)
         return None
+
+    @staticmethod
+    def _ended(
+        instance: Any, txn: Any, calls: list[p.Call], call: p.Call, error: Exception
+    ) -> tuple[int, BaseException, bool]:
+        """Where a transaction ended by *error* (at *call*), aborted if it was committing."""
+        at = next(index for index, each in enumerate(calls) if each is call)
+        if txn is not None:
+            try:
+                instance.tpc_abort(txn)
+            except Exception:
+                pass  # the error that ended it is what is counted
+        return at, error, txn is not None
 
     def invalidated(self, connection: _Connection, changed: Any) -> None:
         """A poll said which objects changed (None: maybe all): their serials are stale."""
@@ -268,6 +298,17 @@ class _Run:
         serial: bytes = connection.instance.load(self.oids[oid])[1]
         connection.known[oid] = serial
         return serial
+
+    def counted(
+        self, kind: str, calls: list[p.Call], broken: tuple[int, BaseException, bool] | None
+    ) -> None:
+        """After a transaction (untimed): the conflicts resolved in it, and where it broke."""
+        assert self.recorder is not None
+        if self.resolved:
+            self.recorder.operations[kind].conflicts["resolved"] += self.resolved
+            self.resolved = 0
+        if broken is not None:
+            self.broke(kind, calls, *broken)
 
     def broke(
         self, kind: str, calls: list[p.Call], at: int, error: BaseException, aborted: bool
