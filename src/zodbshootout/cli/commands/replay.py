@@ -85,9 +85,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--save-to", type=written_name, metavar="DIR", help="save the result in DIR too"
     )
     parser.add_argument("--label", help="a name for this run in compare and history")
-    parser.add_argument(
-        "--per-worker", action="store_true", help="a row per worker under each database"
-    )
     add_format(parser, "table", {"table": "aligned text, default", "csv": "one row per kind"})
 
 
@@ -162,10 +159,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
         return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
-    return _finish(result, outputs, args.per_worker)
+    return _finish(result, outputs)
 
 
-def _finish(result: RunResult, outputs: RunOutputs, per_worker: bool) -> int:
+def _finish(result: RunResult, outputs: RunOutputs) -> int:
     from zodbshootout.render.formats import get_format
     from zodbshootout.results.mix import MixRun
 
@@ -174,7 +171,7 @@ def _finish(result: RunResult, outputs: RunOutputs, per_worker: bool) -> int:
             emit(f"zodbshootout replay: error: {failure.database}: {failure.reason}", sys.stderr)
         return errors.EXIT_USAGE
     if outputs.table_on_stdout:
-        for line in get_format(outputs.format).mix(MixRun.of(result, per_worker)):
+        for line in get_format(outputs.format).mix(MixRun.of(result)):
             emit(line)
     if result.interrupted:
         return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
