@@ -44,6 +44,7 @@ from ZODB.FileStorage import FileStorage
 from ZODB.MappingStorage import MappingStorage
 from ZODB.utils import p64, z64
 
+from zodbshootout.config.loader import ConfigSource
 from zodbshootout.recording import open_trace, record
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.dataset import build_dataset
@@ -172,12 +173,13 @@ def one_round(plan: p.ReplayPlan, make: Callable[[], Any], harnessed: bool) -> t
     db = ZODB.DB(make())
     built = build_dataset(db, plan.sizes)
     share = list(range(len(plan.streams)))
-    entries = [list(entry) for entry in p.worker_transactions(plan, share)]
+    entries: list[list[Any]] = [list(e) for e in p.worker_transactions(plan, share)]
     mvcc = db._mvcc_storage
     try:
         if harnessed:
+            unused = ConfigSource("", "", "")  # the task's storage is given, not opened
             task = ReplayTask(
-                None, "bench", (), 0, 1, len(share), entries, built["oids"], built["serials"],
+                unused, "bench", (), 0, 1, len(share), entries, built["oids"], built["serials"],
                 None, 1.0, 60.0,
             )  # fmt: skip
             marks = _Marks()
@@ -189,7 +191,7 @@ def one_round(plan: p.ReplayPlan, make: Callable[[], Any], harnessed: bool) -> t
         oids = [p64(oid) for oid in built["oids"]]
         initial = [p64(serial) if serial else z64 for serial in built["serials"]]
         records = Records()
-        sizes = {c[2] for e in entries for c in e[3] if c[0] in (STORE, CREATE)}
+        sizes: set[int] = {c[2] for e in entries for c in e[3] if c[0] in (STORE, CREATE)}
         data = {size: records.of_size(size) for size in sizes}
         cpu = time.thread_time()
         start = time.perf_counter()
