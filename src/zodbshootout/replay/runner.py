@@ -24,6 +24,7 @@ from zodbshootout.errors import CellError
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.dataset import build_dataset
 from zodbshootout.replay.worker import ReplayTask
+from zodbshootout.results.histogram import encode, new_histogram
 from zodbshootout.results.mix import merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.run.ladder import Ladder, Route
@@ -79,6 +80,17 @@ class ReplayOptions:
             "notes": dict(plan.notes),
             "partial_tail_bytes": plan.partial_tail_bytes,
         }
+
+
+def _lined_up(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each worker's intervals as many as the longest's: a worker whose connections
+    ended early committed nothing in the intervals after (merge_reports keeps only
+    the intervals every worker closed)."""
+    longest = max((len(report["intervals"]) for report in reports), default=0)
+    empty = encode(new_histogram())
+    for report in reports:
+        report["intervals"] += [[0, empty]] * (longest - len(report["intervals"]))
+    return reports
 
 
 @dataclass(frozen=True)
@@ -177,7 +189,7 @@ class ReplayRunner(RunnerSkeleton):
             outcome = session.run_stage(tasks, wait)
         if outcome.error is not None:
             raise CellError(outcome.error)
-        reports = list(outcome.timings)
+        reports = _lined_up(list(outcome.timings))
         schedule = _Schedule(options.rate_per_second, options.interval_seconds)
         record = merge_reports(row, reports, schedule, options.concurrency)
         record["dataset"] = {key: built[key] for key in ("written", "bytes", "raised_bytes")}

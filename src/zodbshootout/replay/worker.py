@@ -146,6 +146,7 @@ def replay(
         )
         _loop(run, task, connections, start, clock)
         finished = clock()
+        recorder.close_intervals(finished)  # those it saw end: the runner lines them up
     finally:
         for connection in connections:
             connection.instance.release()
