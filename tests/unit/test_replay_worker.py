@@ -81,3 +81,14 @@ def test_a_database_with_foreign_data_is_refused(tmp_path):
         build_dataset(db, plan.sizes)
     with db.transaction() as conn:
         assert dict(conn.root()) == {"theirs": 1}
+
+
+def test_a_worker_that_ended_early_keeps_the_others_intervals():
+    from zodbshootout.replay.runner import _lined_up
+    from zodbshootout.results.histogram import encode, new_histogram
+
+    empty = encode(new_histogram())
+    reports = [{"intervals": [[3, empty], [2, empty]]}, {"intervals": [[1, empty]]}]
+    lined = _lined_up(reports)
+    assert [len(r["intervals"]) for r in lined] == [2, 2]
+    assert lined[1]["intervals"][1][0] == 0
