@@ -10,9 +10,11 @@ import itertools
 import json
 import os
 import pathlib
+import signal
 import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -220,3 +222,86 @@ def test_the_largest_oid_is_mapped_and_replayed(tmp_path):
     process, _out, err = zodbshootout("replay", trace, config, check=False)
     assert process.returncode == 0, err
     assert "issued 1 loads, 0 stores, 0 commits (recorded: 1, 0, 0)" in err
+
+
+def commits_every(path, count, gap_ns):
+    """A trace of *count* transactions *gap_ns* apart, each writing one of ten objects."""
+    header = Header(FORMAT_VERSION, 0, 4343, 0, 1_000, 1_700_000_000 * 10**9)
+    records = []
+    for number in range(count):
+        t, txn, oid = number * gap_ns, number + 1, (number % 10 + 1).to_bytes(8, "big")
+        tid = (number + 1).to_bytes(8, "big")
+        for step, (op, size) in enumerate(
+            [(Op.POLL, 0), (Op.LOAD, 200), (Op.TPC_BEGIN, 0), (Op.STORE, 200),
+             (Op.TPC_VOTE, 0), (Op.TPC_FINISH, 0)]
+        ):  # fmt: skip
+            records.append(pack_record(t + step * 1000, op, 0, 1, txn, oid, tid, size))
+    path.write_bytes(pack_header(header) + b"".join(records))
+    return str(path)
+
+
+def zeo_server_of(pid):
+    """The pid of the embedded ZEO server process *pid* started, once it runs."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
+            command = pathlib.Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"zodbshootout.storages.zeo.server" in command:
+            return int(entry)
+    return None
+
+
+def replay_zeo(tmp_path, trace, stall_seconds):
+    """A --speed 1x replay of *trace* on zeo_fs, its server stopped for *stall_seconds*
+    one second into the replay; the saved record."""
+    config = tmp_path / "zeo.conf"
+    config.write_text(f"%import zodbshootout\n<zodb zeo_fs>\n{DATABASES['zeo_fs']}\n</zodb>\n")
+    result = tmp_path / f"stall{stall_seconds}.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zodbshootout", "replay", trace, str(config), "--speed", "1x",
+         "-o", str(result)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    server = None
+    for line in process.stderr:
+        server = server or zeo_server_of(process.pid)
+        if "workers replay" in line:
+            break
+    assert server is not None
+    if stall_seconds:
+        time.sleep(1.5)  # the worker process starts, then a second of the schedule
+        os.kill(server, signal.SIGSTOP)
+        time.sleep(stall_seconds)
+        os.kill(server, signal.SIGCONT)
+    process.stderr.read()
+    assert process.wait(timeout=120) == 0
+    (record,) = json.loads(result.read_text())["mix"]
+    return record
+
+
+def worst_ms(record):
+    """The largest latency of any transaction kind, in milliseconds."""
+    from zodbshootout.results.histogram import decode
+
+    return max(
+        decode(entry["latency"]).get_max_value() / 1000
+        for entry in record["operations"].values()
+        if entry["count"]
+    )
+
+
+def test_a_stalled_server_shows_in_the_latency_on_the_recorded_schedule(tmp_path):
+    """As under mix --rate: the transactions due while the server is stopped wait, and
+    their latency counts from when they were due, not from when they could start."""
+    trace = commits_every(tmp_path / "app.4343.0000.zodbtrace", 400, 10_000_000)
+    calm = replay_zeo(tmp_path, trace, 0)
+    stalled = replay_zeo(tmp_path, trace, 1.0)
+    assert worst_ms(stalled) >= 900, worst_ms(stalled)
+    assert worst_ms(stalled) > 3 * worst_ms(calm), (worst_ms(calm), worst_ms(stalled))
+    late = stalled["operations"]["write <4KiB"]
+    assert late["lag_max_seconds"] >= 0.8
