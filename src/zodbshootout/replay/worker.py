@@ -135,6 +135,12 @@ def replay(
     oids = [p64(oid) for oid in task.oids]
     initial = [p64(serial) if serial else z64 for serial in task.serials]
     connections = [_Connection(mvcc.new_instance()) for _ in range(task.slots)]
+    for connection in connections:
+        # Untimed, before any worker writes: each instance's first view, so that
+        # its first replayed poll names what changed since (RelStorage's very
+        # first poll says "anything may have", which would cost a read of every
+        # object the connection writes without having read it).
+        connection.instance.poll_invalidations()
     issued = p.call_counts(entry[3] for entry in task.transactions)
     run = _Run(oids, initial, data, issued)
     try:
