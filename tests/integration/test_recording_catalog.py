@@ -12,7 +12,10 @@ and by the FileStorage's own records on disk (each data record's size).
 from __future__ import annotations
 
 import collections
+import json
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -43,6 +46,8 @@ from zodbshootout.recording.format import Op
 from zodbshootout.recording.reader import open_trace
 from zodbshootout.recording.stats import size_class, trace_stats
 from zodbshootout.results.trace_analysis import TraceAnalysis
+
+from support.traces import counts, recorded_config, traces_of
 
 DOCUMENTS = 2000
 WORDS = [f"word{i}" for i in range(500)]
@@ -90,7 +95,7 @@ class CountingFileStorage(FileStorage):
         return super().tpc_finish(*args, **kwargs)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def key_references():
     """zope.intid's adapters, registered as an application's configuration would."""
     registry = getGlobalSiteManager()
@@ -135,9 +140,10 @@ def index_and_search(db: ZODB.DB) -> int:
     return found
 
 
-def test_the_analyzer_counts_what_a_catalog_application_asked_of_its_storage(
-    tmp_path, key_references
-):
+@pytest.fixture(scope="module")
+def application(tmp_path_factory, key_references):
+    """The application run once through the recorder: (its storage, its trace files, its dir)."""
+    tmp_path = tmp_path_factory.mktemp("catalog")
     storage = CountingFileStorage(str(tmp_path / "Data.fs"))
     recorded = record(storage, str(tmp_path / "app"))
     db = ZODB.DB(recorded)
@@ -146,7 +152,12 @@ def test_the_analyzer_counts_what_a_catalog_application_asked_of_its_storage(
     finally:
         db.close()
         transaction.abort()
-    traces = [open_trace(path) for path in recorded.recording.files_written]
+    return storage, list(recorded.recording.files_written), tmp_path
+
+
+def test_the_analyzer_counts_what_a_catalog_application_asked_of_its_storage(application):
+    storage, files, tmp_path = application
+    traces = [open_trace(path) for path in files]
     analysis = TraceAnalysis()
     stats = trace_stats(traces, Feed(analysis, traces))
     summary = analysis.summary()
@@ -178,3 +189,32 @@ def test_the_analyzer_counts_what_a_catalog_application_asked_of_its_storage(
         classes[size_class(size)] += count
     assert {size: entry[0] for size, entry in stats.store_sizes.items()} == classes
     assert summary.store_sizes.max == max(on_disk)
+
+
+def test_the_catalog_trace_replays_on_sqlite_and_zeo_call_for_call(application, tmp_path):
+    """Replayed on two other storages, each itself recorded: the same stores and commits.
+
+    Loads equal the recording's plus the re-reads the replay reports apart
+    (an object another connection changed, read again before it is written).
+    """
+    _storage, files, _app_dir = application
+    replayed = tmp_path / "replayed"
+    replayed.mkdir()
+    config = recorded_config(tmp_path / "replay.conf", replayed, ["sqlite", "zeo_fs"])
+    result = tmp_path / "replay.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zodbshootout", "replay", *files, config, "-q", "-o", str(result)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    _out, err = process.communicate(timeout=240)
+    assert process.returncode == 0, err
+    recorded = counts(files)
+    assert recorded["stores"] > DOCUMENTS
+    saved = json.loads(result.read_text())
+    assert {r["database"] for r in saved["mix"]} == {"sqlite", "zeo_fs"}
+    for entry in saved["mix"]:
+        name = entry["database"]
+        # The replay's own process writes the dataset: its calls are not the replay's.
+        issued = counts(traces_of(str(replayed), name, but_pid=process.pid))
+        reloads = entry["replay"]["reloads"]
+        assert issued == {**recorded, "loads": recorded["loads"] + reloads}, name

@@ -19,7 +19,6 @@ import time
 import pytest
 
 from zodbshootout.recording.format import (
-    FLAG_ERROR,
     FORMAT_VERSION,
     Header,
     Op,
@@ -28,25 +27,7 @@ from zodbshootout.recording.format import (
 )
 from zodbshootout.recording.reader import open_trace
 
-DATABASES = {
-    "zeo_fs": "<embeddedzeo>\n<filestorage>\npath $(ZODBSHOOTOUT_DATA)/zeo_fs.fs\n"
-    "</filestorage>\n</embeddedzeo>",
-    "sqlite": "<relstorage>\n<sqlite3>\ndriver sqlite3\ndata-dir $(ZODBSHOOTOUT_DATA)/sqlite\n"
-    "</sqlite3>\n</relstorage>",
-    "zeo_pcache": "<embeddedzeo>\nclient pcache\n<filestorage>\n"
-    "path $(ZODBSHOOTOUT_DATA)/zeo_pcache.fs\n</filestorage>\n</embeddedzeo>",
-}
-
-
-def recorded_config(path, traces, names):
-    """etc/local.conf's databases *names*, each inside a <recording> into *traces*/NAME."""
-    sections = [
-        f"<zodb {name}>\n<recording>\npath {traces}/{name}\nflush-interval 0.05\n"
-        f"{DATABASES[name]}\n</recording>\n</zodb>"
-        for name in names
-    ]
-    path.write_text("%import zodbshootout\n%import relstorage\n" + "\n".join(sections) + "\n")
-    return str(path)
+from support.traces import DATABASES, counts, recorded_config, traces_of
 
 
 def zodbshootout(*args, check=True):
@@ -60,28 +41,6 @@ def zodbshootout(*args, check=True):
     if check:
         assert process.returncode == 0, err
     return process, out, err
-
-
-def counts(paths):
-    """Loads, stores and commits in trace files, straight from their records."""
-    found = {"loads": 0, "stores": 0, "commits": 0}
-    for path in paths:
-        for record in open_trace(path).records():
-            if record.op in (Op.LOAD, Op.LOAD_BEFORE, Op.LOAD_SERIAL):
-                found["loads"] += 1
-            elif record.op in (Op.STORE, Op.STORE_BLOB):
-                found["stores"] += 1
-            elif record.op is Op.TPC_FINISH and not record.flags & FLAG_ERROR:
-                found["commits"] += 1
-    return found
-
-
-def traces_of(directory, name, but_pid=None):
-    return sorted(
-        os.path.join(directory, f)
-        for f in os.listdir(directory)
-        if f.startswith(f"{name}.") and f".{but_pid}." not in f
-    )
 
 
 @pytest.fixture(scope="module")
