@@ -6,8 +6,17 @@ sends a small message and waits for it back, in blocks of round trips
 that alternate between the direct connection and the same connection
 through zodbshootout's proxy (``zodbshootout.network.process``) at no added
 delay.  It prints, per path, the median round trip and its spread (10th
-to 90th percentile) in µs, the median of the added time per block, and the
-load average before and after.  The issue's bar: at most 50 µs added.
+to 90th percentile) in µs, the median of the added time per block, the
+CPU time the forwarding process spent per round trip (all its threads, from
+the kernel's ``/proc/PID/task/*/schedstat``: steadier than the wall-clock
+figures on a busy machine, and what a run whose cores are all busy pays),
+and the load average before and after.  The issue's bar: at most 50 µs
+added.
+
+With ``--gap 300``, the client works (busily) 300 µs between two round
+trips, as a ZODB client decoding what it loaded does: the proxy's threads
+then wake up cold each time, which on a busy virtual machine costs several
+times what back-to-back round trips show (the echo server's wake-up too).
 
 With ``--alternatives``, minimal forwarders of the other designs run
 beside it, each in its own process, for comparison: an asyncio loop of
@@ -19,12 +28,15 @@ Usage (from a checkout, in the venv that has zodbshootout installed)::
 
     python benchmarks/proxy_overhead.py
     python benchmarks/proxy_overhead.py --blocks 40 --alternatives --rtt 0.5,2,10ms
+    python benchmarks/proxy_overhead.py --blocks 5 --gap 300
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import glob
 import os
 import selectors
 import socket
@@ -153,8 +165,13 @@ def _start(*args: str) -> tuple[subprocess.Popen, Address]:
     return process, ("127.0.0.1", int(process.stdout.readline()))
 
 
+#: --gap: the client's own work between two round trips, in seconds (busy, as a
+#: ZODB client decoding an object is).
+GAP = {"seconds": 0.0}
+
+
 def round_trips(sock: socket.socket, count: int, size: int) -> list[float]:
-    """*count* round trips of *size* bytes on *sock*, each in seconds."""
+    """*count* round trips of *size* bytes on *sock*, each in seconds (--gap between them)."""
     message = b"z" * size
     durations = []
     for _ in range(count):
@@ -163,7 +180,10 @@ def round_trips(sock: socket.socket, count: int, size: int) -> list[float]:
         received = 0
         while received < size:
             received += len(sock.recv(65536))
-        durations.append(time.perf_counter() - start)
+        end = time.perf_counter()
+        durations.append(end - start)
+        while time.perf_counter() < end + GAP["seconds"]:
+            pass
     return durations
 
 
@@ -182,21 +202,44 @@ def _summary(name: str, durations: list[float], added: list[float] | None) -> st
     return line
 
 
-def measure(paths: dict[str, Address], blocks: int, count: int, size: int) -> None:
-    """Alternate blocks over *paths* ('direct' first); print each path's figures."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time process *pid*'s live threads have run so far (Linux), in seconds."""
+    total = 0
+    for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        with contextlib.suppress(OSError), open(stat) as file:
+            total += int(file.read().split()[0])
+    return total * 1e-9
+
+
+def measure(
+    paths: dict[str, Address], pids: dict[str, int], blocks: int, count: int, size: int
+) -> None:
+    """Alternate blocks over *paths* ('direct' first); print each path's figures.
+
+    *pids*: the forwarding process of each path but the direct one, whose
+    CPU time per round trip is printed too.
+    """
     sockets = {name: _nodelay(socket.create_connection(address)) for name, address in paths.items()}
     durations: dict[str, list[float]] = {name: [] for name in paths}
     added: dict[str, list[float]] = {name: [] for name in paths}
+    cpu: dict[str, float] = dict.fromkeys(paths, 0.0)
     for sock in sockets.values():
         round_trips(sock, 50, size)  # warm up
     for _ in range(blocks):
-        block = {name: round_trips(sock, count, size) for name, sock in sockets.items()}
+        block = {}
+        for name, sock in sockets.items():
+            before = cpu_seconds(pids[name]) if name in pids else 0.0
+            block[name] = round_trips(sock, count, size)
+            cpu[name] += cpu_seconds(pids[name]) - before if name in pids else 0.0
         direct = statistics.median(block["direct"])
         for name, values in block.items():
             durations[name] += values
             added[name].append(statistics.median(values) - direct)
     for name in paths:
-        print(_summary(name, durations[name], None if name == "direct" else added[name]))
+        line = _summary(name, durations[name], None if name == "direct" else added[name])
+        if name in pids:
+            line += f"   CPU {cpu[name] / (blocks * count) * 1e6:5.1f} µs/round trip"
+        print(line)
     for sock in sockets.values():
         sock.close()
 
@@ -224,20 +267,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bytes", type=int, default=64, help="message size (default 64)")
     parser.add_argument("--alternatives", action="store_true", help="also the other designs")
     parser.add_argument("--rtt", metavar="LADDER", help="also the added RTT at each step")
+    parser.add_argument(
+        "--gap",
+        type=float,
+        default=0.0,
+        metavar="µS",
+        help="the client's busy work between round trips (a ZEO cold read: about 300)",
+    )
     parser.add_argument("--serve", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         return _serve(args.serve)
+    GAP["seconds"] = args.gap * 1e-6
     started: list[subprocess.Popen] = []
     echo_process, echo = _start("echo")
     started.append(echo_process)
     try:
         with ProxyProcess([echo]) as proxy:
             paths = {"direct": echo, "proxy": proxy.listening[0]}
+            pids = {"proxy": proxy.pid}
             if args.alternatives:
-                paths.update(_alternatives(echo, started))
+                paths.update(_alternatives(echo, started, pids))
             before = os.getloadavg()
-            measure(paths, args.blocks, args.count, args.bytes)
+            measure(paths, pids, args.blocks, args.count, args.bytes)
             after = os.getloadavg()
             cpus = os.cpu_count()
             print(f"load average {before[0]:.2f} before, {after[0]:.2f} after ({cpus} CPUs)")
@@ -250,7 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _alternatives(echo: Address, started: list[subprocess.Popen]) -> dict[str, Address]:
+def _alternatives(
+    echo: Address, started: list[subprocess.Popen], pids: dict[str, int]
+) -> dict[str, Address]:
     kinds = ["asyncio", "selectors"]
     try:
         import uvloop  # noqa: F401  (optional, for this comparison only)
@@ -263,6 +317,7 @@ def _alternatives(echo: Address, started: list[subprocess.Popen]) -> dict[str, A
         process, address = _start(kind, str(echo[1]))
         started.append(process)
         found[kind] = address
+        pids[kind] = process.pid
     return found
 
 

@@ -295,7 +295,7 @@ def test_an_rtt_ladder_runs_its_proxy_on_the_worker_host(network, tmp_path):
     env = dict(os.environ, PATH=f"{netns.fake_ssh(str(tmp_path))}:{os.environ['PATH']}")
     command = [
         sys.executable, "-m", "zodbshootout", str(config), "--hosts", network["b"].name,
-        "--rtt", "0,3ms", "-n", "20", "-c", "1", "-r", "1", "-q", "--work",
+        "--rtt", "0,3ms", "-n", "20", "-c", "1", "-r", "2", "-q", "--work",
         "-o", str(result_path), "cold", "steamin",
     ]  # fmt: skip
     process = subprocess.Popen(
@@ -318,6 +318,38 @@ def test_an_rtt_ladder_runs_its_proxy_on_the_worker_host(network, tmp_path):
         added = row["proxied_seconds"]["direct"] - row["base_seconds"]["direct"]
         # One probe each from the worker host (a median of a few pings), across the bridge.
         assert abs(added - asked) <= max(0.15 * asked, 0.3e-3), (asked, added)
+    fits = {fit["what"]: fit for fit in metadata["rtt"]["fits"]}
+    cold = fits["cold"]
+    assert abs(cold["slope"] - cold["counted"]) <= 0.2 * cold["counted"], cold
+    assert abs(fits["steamin"]["slope"]) < 0.05 * cold["slope"]
+
+
+def test_an_rtt_ladder_runs_a_proxy_on_each_worker_host(network, tmp_path):
+    """--rtt with two worker hosts: a proxy on each, on the same ports, each measured there."""
+    config = tmp_path / "direct.conf"
+    config.write_text(_config(network["db"].address).split("<zodb delayed>")[0])
+    result_path = tmp_path / "rtt.json"
+    done, left = _run(
+        network, tmp_path, "--rtt", "0,3ms", "-n", "20", "-c", "2", "-r", "2", "-q", "--work",
+        "-o", str(result_path), "cold", "steamin", config=config,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert left == []
+    metadata = json.loads(result_path.read_text())["metadata"]
+    hosts = [network["a"].name, network["b"].name]
+    assert metadata["rtt"]["proxy_hosts"] == hosts
+    rows = metadata["rtt"]["rows"]
+    assert list(rows) == ["direct@0ms", "direct@3ms"]
+    for row, asked in zip(rows.values(), (0, 3e-3), strict=True):
+        # Each host reached the server through a proxy on its own loopback, delayed as asked.
+        assert sorted(row["hosts"]) == sorted(hosts)
+        for seen in row["hosts"].values():
+            added = seen["proxied_seconds"]["direct"] - seen["base_seconds"]["direct"]
+            assert abs(added - asked) <= max(0.15 * asked, 0.3e-3), (asked, added, row)
+    # Workers ran on both hosts, each in its own namespace (where its proxy listened).
+    for name in ("a", "b"):
+        host = metadata["hosts"][network[name].name]
+        assert [p["net_namespace"] for p in host["worker_places"]] == [host["net_namespace"]]
     fits = {fit["what"]: fit for fit in metadata["rtt"]["fits"]}
     cold = fits["cold"]
     assert abs(cold["slope"] - cold["counted"]) <= 0.2 * cold["counted"], cold

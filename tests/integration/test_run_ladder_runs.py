@@ -87,7 +87,7 @@ def _check_classic_slopes(saved, database: str) -> None:
 def test_a_classic_ladder_on_embedded_zeo(write_config, data_dir, tmp_path):
     config = write_config(ZEO)
     out = tmp_path / "run.json"
-    args = ("-n", "50", "-c", "1", "-r", "2", "--work", "cold", "prefetch", "steamin")
+    args = ("-n", "50", "-c", "1", "-r", "3", "--work", "cold", "prefetch", "steamin")
     code, stdout, stderr = run_main(config, *args, "--rtt", "0,2,5ms", "-o", str(out), "-q")
     assert code == 0, stderr
     saved = load(str(out))
@@ -117,7 +117,7 @@ def test_a_classic_ladder_on_relstorage_postgresql(
         "    </postgresql>\n  </relstorage>\n</zodb>\n"
     )
     out = tmp_path / "run.json"
-    args = ("-n", "50", "-c", "1", "-r", "2", "--work", "cold", "prefetch", "steamin")
+    args = ("-n", "50", "-c", "1", "-r", "3", "--work", "cold", "prefetch", "steamin")
     code, _stdout, stderr = run_main(config, *args, "--rtt", "0,2,5ms", "-o", str(out), "-q")
     assert code == 0, stderr
     saved = load(str(out))

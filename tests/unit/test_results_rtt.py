@@ -69,6 +69,20 @@ def test_the_fit_gives_the_line_the_timings_were_made_of():
     assert {fit.database for fit in fits.values()} == {"zeo"}
 
 
+def test_the_fit_takes_each_step_s_fastest_repetition():
+    """A repetition that load slowed (late wake-ups at each round trip) bends no line."""
+    result = classic_result()
+    result.measurements = [
+        dataclasses.replace(m, timing=dataclasses.replace(m.timing, seconds=m.timing.seconds * 1.5))
+        if m.repetition == 2 and m.database == "zeo@5ms"
+        else m
+        for m in result.measurements
+    ]
+    fits = {fit.what: fit for fit in classic_fits(result)}
+    assert fits["cold"].slope == pytest.approx(51)
+    assert fits["cold"].intercept_seconds == pytest.approx(LOCAL_SECONDS)
+
+
 def test_a_fit_survives_the_result_file():
     fit = classic_fits(classic_result())[0]
     (again,) = stored_fits({"rtt": {"fits": [fit.as_data()]}})

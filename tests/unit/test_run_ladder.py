@@ -77,13 +77,21 @@ def test_a_configuration_without_a_server_has_nothing_to_delay(write_config, dat
         Ladder(config, config.names, (RttStep(0.002),))
 
 
-def test_several_worker_hosts_are_refused(write_config, data_dir):
+def test_the_proxies_run_on_every_worker_host_once_when_one_is_another_machine(
+    write_config, data_dir
+):
     config = load_config(write_config(LOCAL), data_dir)
-    with pytest.raises(UsageError, match="name one worker host, not 2"):
-        Ladder(config, config.names, (RttStep(0.002),), (HostSpec("a"), HostSpec("b")))
-    one = Ladder(config, config.names, (RttStep(0.002),), (HostSpec("a"), HostSpec("localhost")))
-    assert one.host is not None
-    assert one.host.name == "a"
+    step = (RttStep(0.002),)
+    hosts = (HostSpec("a"), HostSpec("localhost"), HostSpec("a", share=2), HostSpec("b"))
+    ladder = Ladder(config, config.names, step, hosts)
+    # This machine too: its workers connect to its own loopback.
+    assert [host.name for host in ladder.hosts] == ["a", "localhost", "b"]
+    assert ladder.record["proxy_hosts"] == ["a", "localhost", "b"]
+    assert ladder.record["proxy_host"] == "a"
+    # Only this machine: its own proxies, measured here (no host's probe).
+    local = Ladder(config, config.names, step, (HostSpec("localhost"),))
+    assert local.hosts == ()
+    assert local.record["proxy_host"] is None
 
 
 @pytest.mark.parametrize("command", [(), ("mix",)])

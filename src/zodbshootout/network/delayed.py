@@ -55,9 +55,11 @@ class DelayedDatabase:
     """Database *name*'s servers behind a proxy process of the tool's own.
 
     *embedded*: the addresses of its embedded ZEO servers, as the runner
-    started them.  *host*: the worker host the proxy runs on (``--hosts``;
-    None: this machine); the proxied source is then valid there only.
-    A database whose servers a proxy can't reach is a CellError.
+    started them.  *hosts*: the worker hosts (``--hosts``; none: this
+    machine): a proxy runs on each, every one listening on the same ports
+    of its own loopback, so that the one proxied source is valid on each
+    host (and there only).  A database whose servers a proxy can't reach is
+    a CellError.
     """
 
     def __init__(
@@ -66,7 +68,7 @@ class DelayedDatabase:
         name: str,
         embedded: Sequence[Address] = (),
         step: RttStep = NO_DELAY,
-        host: HostSpec | None = None,
+        hosts: Sequence[HostSpec] = (),
     ) -> None:
         self.name = name
         self.servers = find_servers(config, name, embedded)
@@ -76,10 +78,10 @@ class DelayedDatabase:
         if any(link.embedded and not link.addresses for link in self.servers.links):
             raise ValueError(f"{name}: its embedded ZEO servers' addresses are needed")
         self._original = ProxiedSource(config.source, list(embedded))
-        self._proxy: ProxyProcess | None = None
+        self._proxies: list[ProxyProcess] = []
         self._proxied: ProxiedSource | None = None
         if self.servers.targets:
-            self._proxy = ProxyProcess(self.servers.targets, step, proxy_command(host))
+            self._proxies = _start_proxies(self.servers.targets, step, list(hosts) or [None])
 
     @property
     def proxied(self) -> ProxiedSource:
@@ -87,26 +89,26 @@ class DelayedDatabase:
 
         Waits for the proxy to listen; the original when there is no server.
         """
-        if self._proxy is None:
+        if not self._proxies:
             return self._original
         if self._proxied is None:
-            routes = dict(zip(self.servers.targets, self._proxy.listening, strict=True))
+            routes = dict(zip(self.servers.targets, self._proxies[0].listening, strict=True))
             self._proxied = rewrite(self._original.source, self.servers, routes)
         return self._proxied
 
     @property
     def pid(self) -> int | None:
-        """The proxy process's id (on its host), None when there is no server to delay."""
-        return self._proxy.pid if self._proxy is not None else None
+        """The (first) proxy process's id (on its host), None when there is no server to delay."""
+        return self._proxies[0].pid if self._proxies else None
 
     @property
     def step(self) -> RttStep:
-        return self._proxy.step if self._proxy is not None else NO_DELAY
+        return self._proxies[0].step if self._proxies else NO_DELAY
 
     def set_rtt(self, step: RttStep) -> None:
         """Add *step* to every round trip from now on (connections open stay open)."""
-        if self._proxy is not None:
-            self._proxy.set_rtt(step)
+        for proxy in self._proxies:
+            proxy.set_rtt(step)
 
     def measure(self) -> dict[str, float]:
         """Seconds per round trip each server answers in now, through the proxy."""
@@ -114,11 +116,45 @@ class DelayedDatabase:
         return measure_round_trips(proxied.source, self.name, proxied.embedded)
 
     def stop(self) -> None:
-        if self._proxy is not None:
-            self._proxy.stop()
+        for proxy in self._proxies:
+            proxy.stop()
 
     def __enter__(self) -> DelayedDatabase:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+#: Tries at a set of ports free on every worker host (each try: the first host's pick).
+PORT_TRIES = 3
+
+
+def _start_proxies(
+    targets: Sequence[Address], step: RttStep, hosts: Sequence[HostSpec | None]
+) -> list[ProxyProcess]:
+    """A proxy per host, all on the ports the first one's kernel picked.
+
+    When a port is taken on another host, that proxy fails to listen: every
+    proxy of the try is stopped and the next try starts from fresh ports.
+    The last try's failure is the CellError.
+    """
+    for attempt in range(PORT_TRIES):
+        first = ProxyProcess(targets, step, proxy_command(hosts[0]))
+        proxies = [first]
+        try:
+            ports = [port for _host, port in first.listening]
+            proxies += [ProxyProcess(targets, step, proxy_command(h), ports) for h in hosts[1:]]
+            for proxy in proxies[1:]:
+                proxy.listening  # noqa: B018 -- each one's start waited for
+            return proxies
+        except CellError:
+            for proxy in proxies:
+                proxy.stop()
+            if attempt == PORT_TRIES - 1 or len(proxies) == 1:
+                raise
+        except BaseException:
+            for proxy in proxies:
+                proxy.stop()
+            raise
+    raise AssertionError("unreachable")

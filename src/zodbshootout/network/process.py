@@ -53,7 +53,8 @@ class ProxyProcess:
     """A running proxy for *targets*; a context manager, or call stop().
 
     The constructor does not wait: :attr:`listening` does, so several
-    proxies start side by side.
+    proxies start side by side.  *ports*: where it must listen, one per
+    target (none: ports the kernel picks).
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class ProxyProcess:
         targets: Sequence[Address],
         step: RttStep = NO_DELAY,
         command: Sequence[str] | None = None,
+        ports: Sequence[int] = (),
     ) -> None:
         self.targets = [(str(host), int(port)) for host, port in targets]
         self.step = step
@@ -77,7 +79,10 @@ class ProxyProcess:
             env=env,
         )
         self._listening: list[Address] | None = None
-        self._send({"targets": self.targets, **_step_message(step)})
+        request: dict[str, Any] = {"targets": self.targets, **_step_message(step)}
+        if ports:
+            request["ports"] = [int(port) for port in ports]
+        self._send(request)
 
     @property
     def pid(self) -> int:

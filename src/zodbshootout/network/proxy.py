@@ -23,7 +23,8 @@ wire.
 
 The control protocol, one JSON object per line: the owner writes
 ``{"targets": [[host, port], ...], "rtt_seconds": R, "jitter_seconds": J}``
-on standard input; the proxy answers ``{"listening": [[host, port], ...]}``
+(and ``"ports": [port, ...]``, where to listen, when it must be there) on
+standard input; the proxy answers ``{"listening": [[host, port], ...]}``
 (or ``{"error": why}``) on standard output.  Each later
 ``{"rtt_seconds": R, "jitter_seconds": J}`` changes the delay of the
 chunks read from then on and is answered with the same object.  Standard
@@ -83,17 +84,22 @@ class Delay:
 
 
 class Proxy:
-    """Listeners for *targets* on 127.0.0.1, each forwarding to its target with *delay*."""
+    """Listeners for *targets* on 127.0.0.1, each forwarding to its target with *delay*.
 
-    def __init__(self, targets: Sequence[Address], delay: Delay) -> None:
+    *ports*: the port each listens on (one per target; none: the kernel
+    picks), so that proxies on several hosts are reached at the same
+    addresses, each on its own host's loopback.
+    """
+
+    def __init__(self, targets: Sequence[Address], delay: Delay, ports: Sequence[int] = ()) -> None:
         self.delay = delay
         self._connections: set[_Connection] = set()
         self._lock = threading.Lock()
         self._closed = False
         self._listeners: list[socket.socket] = []
         try:
-            for target in targets:
-                listener = socket.create_server((LISTEN_HOST, 0), backlog=512)
+            for target, port in zip(targets, list(ports) or [0] * len(targets), strict=True):
+                listener = socket.create_server((LISTEN_HOST, port), backlog=512)
                 self._listeners.append(listener)
                 threading.Thread(
                     target=self._accept, args=(listener, target), daemon=True, name="accept"
@@ -212,6 +218,8 @@ class _Direction:
     def read(self) -> None:
         try:
             while True:
+                if self._relay_undelayed():
+                    return
                 delay = self.connection.proxy.delay
                 if delay.rtt_seconds:
                     data, arrived = _receive_stamped(self.source)
@@ -223,6 +231,27 @@ class _Direction:
                     return
         except OSError:
             self._stop()
+
+    def _relay_undelayed(self) -> bool:
+        """Carry chunks straight through while no delay applies and none waits; True at the end.
+
+        The no-delay path, as few steps per chunk as a Python proxy can take
+        (its cost is the proxy's whole cost at 0 ms): ``recv`` then
+        ``sendall``, with no lock, clock or call between them.  The queue is
+        only ever filled by this thread, and a chunk leaves it only once
+        written, so an empty queue means every earlier chunk is out.
+        Returns False as soon as a delay applies (or chunks wait), for the
+        delayed path to take over.
+        """
+        proxy, queue = self.connection.proxy, self.queue
+        receive, send = self.source.recv, self.sink.sendall
+        while not proxy.delay.rtt_seconds and not queue:
+            data = receive(CHUNK_BYTES)
+            if not data:
+                self._write(data)
+                return True
+            send(data)
+        return False
 
     def _forward(self, data: bytes, due: float) -> bool:
         """Write *data* (b"": the end) at once, or queue it until *due* (monotonic seconds).
@@ -385,7 +414,7 @@ def serve(control: BinaryIO, report: TextIO) -> None:
 
     request = json.loads(control.readline() or "{}")
     targets = [(str(host), int(port)) for host, port in request.get("targets", [])]
-    proxy = Proxy(targets, _delay_of(request))
+    proxy = Proxy(targets, _delay_of(request), [int(port) for port in request.get("ports", [])])
     try:
         say({"listening": proxy.listening})
         for line in control:

@@ -41,7 +41,15 @@ if TYPE_CHECKING:
 
 #: The chart files and pages beside index.html a report may write; a report removes
 #: those it did not write this time.
-CHART_FILES = ("run.svg", "comparison.svg", "history.svg", "mix.svg", "mix.html", "trace.svg")
+CHART_FILES = (
+    "run.svg",
+    "rtt.svg",
+    "comparison.svg",
+    "history.svg",
+    "mix.svg",
+    "mix.html",
+    "trace.svg",
+)
 
 _STYLE = """
 body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
@@ -184,10 +192,33 @@ def run_report(result: RunResult, aggregate: str, source: str, charts: bool = Tr
         _run_tables(result, aggregate),
         "<h2>Chart</h2>",
         _chart(report, "run.svg", lambda: build_figure(result, aggregate), "rates per phase"),
+        *_rtt_chart(report, result, aggregate),
         "<h2>Where and how it was measured</h2>",
         _metadata(format_metadata(result)),
     ]
     return report
+
+
+def _rtt_chart(report: Report, result: RunResult, aggregate: str = "mean") -> list[str]:
+    """An --rtt ladder's chart (``plot``'s, render.rtt_plot): its rates against the RTT seen.
+
+    Nothing for a run without a ladder (or with each database at one RTT only).
+    """
+    from zodbshootout.render.rtt_plot import build_rtt_figure, is_ladder
+
+    if not is_ladder(result):
+        return []
+    what = "transactions per second and p99" if result.mix else "objects per second per phase"
+    return [
+        "<h2>Against the round trip</h2>",
+        _paragraphs(
+            [
+                f"The --rtt ladder: {what} against the round trip each step measured "
+                "through its proxy (databases without a network server are left out)."
+            ]
+        ),
+        _chart(report, "rtt.svg", lambda: build_rtt_figure(result, aggregate), f"{what} by RTT"),
+    ]
 
 
 def _run_tables(result: RunResult, aggregate: str) -> str:
@@ -242,6 +273,7 @@ def mix_report(
         '<p><a href="mix.html">Charts: latency, throughput and the series on the '
         "run's time axis</a></p>",
         *(_warning([line]) for line in failure_notes(run)),
+        *_rtt_chart(report, result),
     ]
     for record in run.records:
         header, *rows = operation_table(record)

@@ -14,8 +14,9 @@ is::
      "fits": [...]}                # what :func:`classic_fits` / :func:`mix_fits` give
 
 The fit is ordinary least squares of the time per transaction (a classic
-phase: one worker's transaction of N objects; a mix operation: its mean
-service time) against the round trip measured through the proxy, per
+phase: one worker's transaction of N objects, in the step's fastest
+repetition; a mix operation: its mean service time) against the round trip
+measured through the proxy (the best of the probe's), per
 database and phase (or operation): time ≈ local cost + round trips × RTT,
 so the slope *is* the round trips per transaction the RTT is paid for.
 Pure functions of the result: no clock, no printing.
@@ -115,7 +116,14 @@ def _fit(points: list[tuple[float, float]]) -> tuple[float, float] | None:
 
 
 def classic_fits(result: RunResult) -> list[RttFit]:
-    """Per database, count, concurrency and phase: its fit over the steps measured (≥ 2)."""
+    """Per database, count, concurrency and phase: its fit over the steps measured (≥ 2).
+
+    A step's time per transaction is its fastest repetition's (the mean of
+    its workers'): the RTT it is paired with is the best of the probe's
+    round trips, and load on the machine only ever adds time -- to the
+    round trips of a busy repetition more than the RTT measured, which
+    would steepen the line past the round trips counted.
+    """
     rows_of = _by_database(result.metadata)
     seconds: dict[CellKey, float] = {}
     for key, by_repetition in result.cells():
@@ -125,7 +133,7 @@ def classic_fits(result: RunResult) -> list[RttFit]:
             if timings
         ]
         if durations:
-            seconds[key] = statistics.fmean(durations)
+            seconds[key] = min(durations)
     counted = counted_cells(result)
     fits = []
     for database, rows in rows_of.items():

@@ -28,7 +28,7 @@ from zodbshootout.concurrency.host_environment import describe_hosts
 from zodbshootout.concurrency.hosts import HostError
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import ConfigSource, LoadedConfig
-from zodbshootout.errors import CellError, UsageError
+from zodbshootout.errors import CellError
 from zodbshootout.network.delayed import DelayedDatabase, plan_ladder
 from zodbshootout.network.delays import RttStep
 from zodbshootout.network.routes import DatabaseServers
@@ -42,6 +42,8 @@ Addresses = list[tuple[str, int]]
 #: further than SETTLED (10 %, or 0.2 ms) from its floor, the direct round trip + the step.
 LEAST_ROUNDS, MOST_ROUNDS = 3, 10
 SETTLED_FRACTION, SETTLED_SECONDS = 0.1, 0.2e-3
+#: With --hosts, each round starts a probe on every host: fewer rounds at most.
+MOST_HOST_ROUNDS = 5
 #: How long a worker host may take to describe its round trips (--hosts).
 HOST_TIMEOUT_SECONDS = 120.0
 
@@ -69,8 +71,10 @@ class Ladder:
     """The rows of a run over *names* and, once started, their proxies.
 
     Without steps every database is one row of its own name and nothing is
-    started.  *hosts*: the --hosts worker hosts; the proxies run on the one
-    worker host (several are refused: each would need its own addresses).
+    started.  *hosts*: the --hosts worker hosts; when one is another
+    machine, a row's proxies run on each host that runs workers (this one
+    too when it does), all on the same ports, and its round trips are
+    measured from each of them.
     """
 
     def __init__(
@@ -82,17 +86,14 @@ class Ladder:
     ) -> None:
         self.config = config
         self.steps = tuple(steps)
-        self.host: HostSpec | None = None
+        #: Where the proxies run: every worker host, once each, when one is another
+        #: machine; none: this machine only.
+        self.hosts: tuple[HostSpec, ...] = ()
         self.plans: dict[str, DatabaseServers] = {}
         if self.steps:
             self.plans = plan_ladder(config, names)
-            remote = list(dict.fromkeys(host.name for host in hosts if not host.is_local))
-            if len(remote) > 1:
-                raise UsageError(
-                    "--rtt with --hosts: the proxy runs on the worker host, so name one "
-                    f"worker host, not {len(remote)} ({', '.join(remote)})"
-                )
-            self.host = next((host for host in hosts if not host.is_local), None)
+            if any(not host.is_local for host in hosts):
+                self.hosts = tuple({host.name: host for host in hosts}.values())
         self.rows: dict[str, list[Row]] = {name: self._rows(name) for name in names}
         self._delayed: dict[str, DelayedDatabase] = {}
         self.record: dict[str, Any] = {}
@@ -104,7 +105,8 @@ class Ladder:
                 ],
                 "rows": {},
                 "unproxied": [n for n in names if not self.delays(n)],
-                "proxy_host": self.host.name if self.host else None,
+                "proxy_host": self.hosts[0].name if self.hosts else None,
+                "proxy_hosts": [host.name for host in self.hosts],
             }
 
     def delays(self, name: str) -> bool:
@@ -142,45 +144,50 @@ class Ladder:
         routes = {}
         for row in rows:
             assert row.step is not None
-            delayed = DelayedDatabase(self.config, name, addresses, row.step, host=self.host)
+            delayed = DelayedDatabase(self.config, name, addresses, row.step, self.hosts)
             self._delayed[row.name] = delayed
         for row in rows:
             proxied = self._delayed[row.name].proxied
             setup = (self.config.source, tuple(addresses))
             routes[row.name] = Route(proxied.source, list(proxied.embedded), setup)
-        if self.host is None:
+        if not self.hosts:
             self._measure(name, addresses)
         else:
             self._measure_on_host(name, addresses, routes)
         return routes
 
     def _measure_on_host(self, name: str, addresses: Addresses, routes: dict[str, Route]) -> None:
-        """With --hosts: each row's round trip as the worker host sees it, through its proxy.
+        """With --hosts: each row's round trip as each worker host sees it, through its proxy.
 
-        The proxies listen on that host's loopback, so the probe runs there
-        (the hosts' description, concurrency.host_environment), once
-        directly and once per row.  Also on a busy host, one of each.
+        The proxies listen on each host's loopback, so the probe runs there
+        (the hosts' description, concurrency.host_environment), directly and
+        through each row's proxies, on every host at once: the best of each
+        kept, in rounds until every step has settled near its floor (as in
+        :meth:`_measure`), at most MOST_HOST_ROUNDS.  The row's figure is
+        its slowest host's (each host's is recorded too with several).
         """
-        assert self.host is not None
-        host = self.host
-
-        def seen(source: ConfigSource, embedded: Addresses) -> dict[str, float]:
-            try:
-                facts = describe_hosts((host,), source, {name: embedded}, HOST_TIMEOUT_SECONDS)
-            except HostError as e:
-                why = f"the round trip from {host.name} could not be measured: {e}"
-                raise CellError(why) from None
-            found = facts[host.name]
-            if name not in found.get("latency_seconds", {}):
-                why = found.get("latency_errors", {}).get(name, "no latency probe")
-                raise CellError(f"the round trip from {host.name} could not be measured: {why}")
-            return {name: float(found["latency_seconds"][name])}
-
-        base = seen(self.config.source, addresses)
-        for row in self.rows[name]:
-            route = routes[row.name]
-            proxied = seen(route.source, route.addresses)
-            self.record["rows"][row.name] = self._row_record(row, base, proxied)
+        rows = self.rows[name]
+        base: dict[str, dict[str, float]] = {}
+        seen: dict[str, dict[str, dict[str, float]]] = {row.name: {} for row in rows}
+        for _round in range(MOST_HOST_ROUNDS):
+            for host, found in _round_trips_on(self.hosts, self.config.source, name, addresses):
+                _keep_best(base.setdefault(host, {}), found)
+            for row in rows:
+                route = routes[row.name]
+                for host, found in _round_trips_on(self.hosts, route.source, name, route.addresses):
+                    _keep_best(seen[row.name].setdefault(host, {}), found)
+            if all(_settled(row, base[h], seen[row.name][h]) for row in rows for h in base):
+                break
+        for row in rows:
+            proxied = seen[row.name]
+            slowest = max(proxied, key=lambda host: proxied[host][name])
+            record = self._row_record(row, base[slowest], proxied[slowest])
+            if len(self.hosts) > 1:
+                record["hosts"] = {
+                    host: {"base_seconds": base[host], "proxied_seconds": proxied[host]}
+                    for host in proxied
+                }
+            self.record["rows"][row.name] = record
 
     def _measure(self, name: str, addresses: Addresses) -> None:
         """Each row's round trip through its proxy, the best of a few, beside the direct one.
@@ -225,12 +232,35 @@ class Ladder:
                 delayed.stop()
 
 
+def _round_trips_on(
+    hosts: Sequence[HostSpec], source: ConfigSource, name: str, embedded: Addresses
+) -> list[tuple[str, dict[str, float]]]:
+    """(host, {database: seconds}): the round trip to *name*'s server from each of *hosts*."""
+    try:
+        facts = describe_hosts(tuple(hosts), source, {name: embedded}, HOST_TIMEOUT_SECONDS)
+    except HostError as e:
+        raise CellError(f"the round trip could not be measured: {e}") from None
+    found = []
+    for host, described in facts.items():
+        if name not in described.get("latency_seconds", {}):
+            why = described.get("latency_errors", {}).get(name, "no latency probe")
+            raise CellError(f"the round trip from {host} could not be measured: {why}")
+        found.append((host, {name: float(described["latency_seconds"][name])}))
+    return found
+
+
 def _settled(row: Row, base: dict[str, float], seen: dict[str, float]) -> bool:
-    """True when every server's best round trip through *row*'s proxy is near its floor."""
+    """True when every server's best round trip through *row*'s proxy is near its floor.
+
+    Near either way: a direct round trip that load made slower than the
+    proxied one (a late wake-up in every one of its pings) is no floor yet.
+    """
     assert row.step is not None
     asked = row.step.rtt_seconds
     slack = max(SETTLED_FRACTION * asked, SETTLED_SECONDS)
-    return all(seconds - base.get(server, 0.0) <= asked + slack for server, seconds in seen.items())
+    return all(
+        abs(seconds - base.get(server, 0.0) - asked) <= slack for server, seconds in seen.items()
+    )
 
 
 def _keep_best(best: dict[str, float], seen: dict[str, float]) -> None:
