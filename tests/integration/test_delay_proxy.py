@@ -208,3 +208,26 @@ def test_a_proxy_that_cannot_start_says_why():
     with pytest.raises(CellError, match=r"the delaying proxy did not start: .*No module named"):
         proxy.route(("127.0.0.1", 1))
     assert not proxy.alive()
+
+
+def test_proxies_for_several_hosts_listen_on_the_first_one_s_ports():
+    """--hosts: each host's proxy on the first's ports; a port taken fails after fresh tries.
+
+    Two proxies of this machine stand in for two hosts' (support.netns runs
+    the real case): the second can't have the first's ports here, so every
+    try fails, each try's proxies stopped, and the error names where.
+    """
+    from zodbshootout.network import delayed
+    from zodbshootout.network.process import PROXY_MODULE
+
+    with EchoServer() as echo:
+        # A proxy asked for a port listens there, and forwards.
+        wanted = free_port()
+        with ProxyProcess([echo.address], ports=[wanted]) as proxy:
+            assert proxy.listening == [("127.0.0.1", wanted)]
+            assert ping(proxy.listening[0]) > 0
+        before = set(session_processes(os.getsid(0)))
+        with pytest.raises(CellError, match=r"on this machine, ports \[\d+\]: .*Address already"):
+            delayed._start_proxies([echo.address], RttStep(0.0), [None, None])
+        left = set(session_processes(os.getsid(0))) - before
+        assert not [line for line in left if PROXY_MODULE in line]

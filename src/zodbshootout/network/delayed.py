@@ -145,8 +145,12 @@ def _start_proxies(
         try:
             ports = [port for _host, port in first.listening]
             proxies += [ProxyProcess(targets, step, proxy_command(h), ports) for h in hosts[1:]]
-            for proxy in proxies[1:]:
-                proxy.listening  # noqa: B018 -- each one's start waited for
+            for host, proxy in zip(hosts[1:], proxies[1:], strict=True):
+                try:
+                    proxy.listening  # noqa: B018 -- each one's start waited for
+                except CellError as e:
+                    where = host.name if host is not None else "this machine"
+                    raise CellError(f"on {where}, ports {ports}: {e}") from None
             return proxies
         except CellError:
             for proxy in proxies:
