@@ -186,6 +186,12 @@ MAY_IMPORT = {
         *("concurrency", "config", "database", "mix", "recording", "results", "run"),
         *("storages", "workload"),
     },
+    # Big databases and their upkeep: a mode on the runner skeleton, which
+    # reuses mix's runner for the pack under load.
+    "maintenance": {
+        *("concurrency", "config", "database", "mix", "probes", "results", "run"),
+        *("storages", "workload"),
+    },
     # The recorder is a library an application imports: nothing of the tool's
     # flow, only the top-level helpers (errors, inputs).
     "recording": set(),
@@ -194,7 +200,7 @@ MAY_IMPORT = {
     "versions": {"results"},
     "cli": {
         *("cachesim", "concurrency", "config", "database", "mix", "network", "options"),
-        "phases",
+        *("maintenance", "phases"),
         *("probes", "recording", "render", "replay", "results", "run", "versions"),
         "workload",
     },
@@ -343,6 +349,8 @@ WRITES_STANDARD_STREAMS = {
     "zodbshootout.storages.zeo.server",
     # So is the delaying proxy: its addresses and answers go to the run that owns it.
     "zodbshootout.network.proxy",
+    # And a maintenance operation's process: its record goes to maintain's runner.
+    "zodbshootout.maintenance.child",
 }
 
 

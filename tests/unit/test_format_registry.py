@@ -25,7 +25,7 @@ from support import toy_format
 MIX_RUNS = pathlib.Path(__file__).parent / "golden" / "mix"
 
 #: The subcommands that print a table, so take --format.
-WITH_FORMAT = {"show", "compare", "history", "cachesim", "mix", "versions", "replay"}
+WITH_FORMAT = {"show", "compare", "history", "cachesim", "mix", "versions", "replay", "maintain"}
 
 
 @pytest.fixture

@@ -200,6 +200,11 @@ class MixRunner(RunnerSkeleton):
     def record_fits(self) -> None:
         self.result.metadata["rtt"]["fits"] = [fit.as_data() for fit in mix_fits(self.result)]
 
+    def measure_database(self, servers: EmbeddedServers, name: str) -> bool:
+        """Database *name* alone, on servers already up: another mode's foreground
+        (maintain's pack under load); its record is appended to ``result.mix``."""
+        return self._measure(servers, name)
+
     def _measure(self, servers: EmbeddedServers, name: str) -> bool:
         """Each row of database *name* (itself, or each --rtt step): True when all measured.
 

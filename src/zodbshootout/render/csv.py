@@ -26,7 +26,7 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
+from zodbshootout.render import cachesim, comparison, history, maintenance, mix, mix_comparison
 from zodbshootout.render.formats import Format
 from zodbshootout.render.insight import INDEX_KEYS_PER_SECOND, WORK_PER_TRANSACTION, InsightCell
 from zodbshootout.render.table import Block, Cell, Table, build_table, flagged_cells
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from zodbshootout.results.cachesim import Simulation
     from zodbshootout.results.compare import Comparison
     from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.maintenance import MaintenanceRun
     from zodbshootout.results.mix import MixRun
     from zodbshootout.results.mix_compare import MixComparison
 
@@ -177,6 +178,9 @@ class Csv(Format):
 
     def simulation(self, simulation: Simulation) -> list[str]:
         return csv_lines(*cachesim.csv_table(simulation))
+
+    def maintenance(self, run: MaintenanceRun) -> list[str]:
+        return csv_lines(maintenance.KEYS, maintenance.plain_rows(run))
 
 
 FORMAT = Csv()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the shapes' records; only a format's methods need them
     from zodbshootout.results.cachesim import Simulation
     from zodbshootout.results.compare import Comparison
     from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.maintenance import MaintenanceRun
     from zodbshootout.results.mix import MixRun
     from zodbshootout.results.mix_compare import MixComparison
     from zodbshootout.results.record import RunResult
@@ -77,6 +78,19 @@ class Format(abc.ABC):
     @abc.abstractmethod
     def simulation(self, simulation: Simulation) -> list[str]:
         """What cachesim found: per trace and cache size, each policy's hits and time."""
+
+    def maintenance(self, run: MaintenanceRun) -> list[str]:
+        """A maintain run: per database, size and operation, time, memory, bytes, objects.
+
+        Aligned text with the footnotes under it, unless a format lays it out its own way.
+        """
+        from zodbshootout.render.maintenance import text_rows
+        from zodbshootout.render.table_writer import aligned
+
+        rows, notes = text_rows(run)
+        lines = aligned(rows, right=range(2, len(rows[0])))
+        lines.insert(1, "-" * len(lines[0]))
+        return lines + (["", *notes] if notes else [])
 
 
 def get_format(name: str) -> Format:

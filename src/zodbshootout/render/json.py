@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
+from zodbshootout.render import cachesim, comparison, history, maintenance, mix, mix_comparison
 from zodbshootout.render.formats import Format
 from zodbshootout.render.insight import InsightRow
 from zodbshootout.render.table import Cell, build_table
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from zodbshootout.results.cachesim import Simulation
     from zodbshootout.results.compare import Comparison
     from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.maintenance import MaintenanceRun
     from zodbshootout.results.mix import MixRun
     from zodbshootout.results.mix_compare import MixComparison
 
@@ -157,6 +158,9 @@ class Json(Format):
 
     def simulation(self, simulation: Simulation) -> list[str]:
         return json.dumps(cachesim.document(simulation), indent=2).splitlines()
+
+    def maintenance(self, run: MaintenanceRun) -> list[str]:
+        return json.dumps(maintenance.document(run), indent=2).splitlines()
 
 
 FORMAT = Json()

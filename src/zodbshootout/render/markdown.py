@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from zodbshootout.render import cachesim, comparison, history, mix, mix_comparison
+from zodbshootout.render import cachesim, comparison, history, maintenance, mix, mix_comparison
 from zodbshootout.render.formats import Format
 from zodbshootout.render.insight import InsightCell
 from zodbshootout.render.table import Block, Cell, build_table
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from zodbshootout.results.cachesim import Simulation
     from zodbshootout.results.compare import Comparison
     from zodbshootout.results.history import HistoryRow, SavedRun
+    from zodbshootout.results.maintenance import MaintenanceRun
     from zodbshootout.results.mix import MixRun
     from zodbshootout.results.mix_compare import MixComparison
 
@@ -180,6 +181,11 @@ class Markdown(Format):
         rows = cachesim.text_rows(simulation)
         notes = cachesim.notes(simulation)
         table = markdown(rows, right=range(1, len(rows[0])), tight_rule=True)
+        return table + (["", *(f"- {note}" for note in notes)] if notes else [])
+
+    def maintenance(self, run: MaintenanceRun) -> list[str]:
+        rows, notes = maintenance.text_rows(run)
+        table = markdown(rows, right=range(2, len(rows[0])), tight_rule=True)
         return table + (["", *(f"- {note}" for note in notes)] if notes else [])
 
 

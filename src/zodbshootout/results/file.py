@@ -61,7 +61,10 @@ FORMAT_NAME = "zodbshootout-result"
 #:     record may carry ``workers``, each worker's host, committed transactions,
 #:     changes and latencies, and with ``mix --work`` ``work`` (the counting
 #:     pass's counts per operation and cache state), ``work_error`` and
-#:     ``work_increments``; older records read as none.)
+#:     ``work_increments``; older records read as none.  ``maintenance``: a
+#:     ``zodbshootout maintain`` run's records, one per database, size and
+#:     operation, with ``phases`` ["maintain"] and ``metadata.maintain`` its
+#:     options; an older reader shows such a file as a table of failed cells.)
 FORMAT_VERSION = 4
 READABLE_VERSIONS = (1, 2, 3, 4)
 
@@ -176,6 +179,8 @@ def _check_result(result: RunResult) -> None:
     _check_metadata(result.metadata)
     for index, record in enumerate(result.mix):
         _check_mix_record(record, index + 1)
+    for index, record in enumerate(result.maintenance):
+        _check_maintenance_record(record, index + 1)
 
 
 #: The largest magnitude of a number in a result file: far beyond any count,
@@ -273,6 +278,27 @@ def _check_mix_record(record: Any, number: int) -> None:
         MixRecord.from_data(record)
     except ValueError as e:
         raise ValueError(f"mix record {number}: {e}") from None
+
+
+def _check_maintenance_record(record: Any, number: int) -> None:
+    """A maintain record reads as zodbshootout.results.maintenance's typed record."""
+    if not isinstance(record, dict):
+        raise ValueError(f"maintenance record {number} is not an object")
+    for key, types_ in _MAINTENANCE_RECORD.items():
+        if not isinstance(record.get(key), types_):
+            raise ValueError(f"maintenance record {number}: {key} is missing or of a wrong type")
+    seconds = record.get("seconds")
+    if seconds is not None and not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"maintenance record {number} has an impossible duration")
+
+
+_MAINTENANCE_RECORD: dict[str, tuple[type, ...]] = {
+    "database": (str,),
+    "operation": (str,),
+    "objects": (int, type(None)),
+    "seconds": (int, float, type(None)),
+    "reason": (str, type(None)),
+}
 
 
 def _check_shape(result: RunResult) -> None:

@@ -144,6 +144,9 @@ class RunResult:
     #: A mix run's records, one per database measured (see zodbshootout.mix.runner);
     #: empty for a run of the classic phases.
     mix: list[dict[str, Any]] = field(default_factory=list)
+    #: A maintain run's records, one per database, size and operation (see
+    #: zodbshootout.maintenance.maintain); empty for any other run.
+    maintenance: list[dict[str, Any]] = field(default_factory=list)
 
     def failure_for(self, key: CellKey) -> Failure | None:
         for failure in self.failures:

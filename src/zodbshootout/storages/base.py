@@ -312,6 +312,13 @@ class StorageKind:
         """The storage's bytes on disk or in its server now (untimed; see storagesize)."""
         return SizeReading(None, f"zodbshootout can't read the size of a {type(storage).__name__}")
 
+    def object_count(self, storage: Any) -> int:
+        """How many objects the storage holds now, garbage included (untimed; maintain).
+
+        The storage's own ``len()`` by default: exact for FileStorage and ZEO.
+        """
+        return len(storage)
+
     def zap(self, storage: Any) -> str | None:
         """Wipe the storage its own way and say how; None: empty the root and pack.
 

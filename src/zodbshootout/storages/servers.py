@@ -45,6 +45,10 @@ class EmbeddedServers:
             raise self._launch_errors[name]
         return [server.address for server in self._servers[name]]
 
+    def pids(self, name: str) -> list[int]:
+        """The process ids of database *name*'s servers (none for a database without)."""
+        return [server.pid for server in self._servers.get(name, [])]
+
     def stop(self) -> None:
         """Stop every server: all are asked first, then each is waited for."""
         everyone = self.launched()

@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "versions": "zodbshootout.cli.commands.versions",
     "trace-stats": "zodbshootout.cli.commands.trace_stats",
     "replay": "zodbshootout.cli.commands.replay",
+    "fill": "zodbshootout.cli.commands.fill",
+    "maintain": "zodbshootout.cli.commands.maintain",
 }
 
 

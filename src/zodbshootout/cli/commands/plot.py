@@ -1,6 +1,7 @@
 """``zodbshootout plot RESULT.json... -o CHART.png``: saved runs as a chart.
 
-One run: a bar chart per phase and database (a mix run: its latency
+One run: a bar chart per phase and database (a maintain run: each
+operation's time against the size, log-log; a mix run: its latency
 spectrum, latency and throughput over time and its series below them; an
 --rtt ladder: throughput, and a mix run's p99, against the RTT); two
 runs: a comparison chart; a directory
@@ -66,6 +67,11 @@ def _plot_one(path: str, args: argparse.Namespace) -> None:
 
     if is_ladder(result) and not args.series:
         plot_rtt(result, args.output, saved_aggregate(result, args.aggregate))
+    elif result.maintenance:
+        from zodbshootout.render.maintenance_plot import plot_maintenance
+        from zodbshootout.results.maintenance import MaintenanceRun
+
+        plot_maintenance(MaintenanceRun.of(result), args.output)
     elif result.mix:
         from zodbshootout.render.mix_plot import plot_mix
         from zodbshootout.results.mix import MixRun

@@ -47,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
         print_lines(format_metadata(result))
         return EXIT_OK
     saved = result.metadata.get("format")
+    if result.maintenance:
+        from zodbshootout.results.maintenance import MaintenanceRun
+
+        format_name = args.format or (saved if saved in FORMATS else "table")
+        print_lines(get_format(format_name).maintenance(MaintenanceRun.of(result)))
+        return EXIT_OK
     if result.mix:
         # Runs saved before mix took --format say "mix": the table.
         format_name = args.format or (saved if saved in FORMATS else "table")
