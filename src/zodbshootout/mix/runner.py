@@ -178,7 +178,7 @@ class MixRunner(RunnerSkeleton):
                     reachable[name] = servers.addresses(name)
             self.describe_hosts(self.options.hosts, reachable, self.options.timeout_seconds)
         for name in self.config.names:
-            if self.set_up(name, partial(self._measure, servers, name)):
+            if self.set_up(name, partial(self.measure_database, servers, name)):
                 self.saved()
 
     def warn(self, warning: str) -> None:
@@ -201,14 +201,10 @@ class MixRunner(RunnerSkeleton):
         self.result.metadata["rtt"]["fits"] = [fit.as_data() for fit in mix_fits(self.result)]
 
     def measure_database(self, servers: EmbeddedServers, name: str) -> bool:
-        """Database *name* alone, on servers already up: another mode's foreground
-        (maintain's pack under load); its record is appended to ``result.mix``."""
-        return self._measure(servers, name)
-
-    def _measure(self, servers: EmbeddedServers, name: str) -> bool:
         """Each row of database *name* (itself, or each --rtt step): True when all measured.
 
-        An error is the database's: its rows not measured yet fail with it.
+        An error is the database's: its rows not measured yet fail with it.  Public:
+        maintain's pack under load runs it as its foreground, on servers already up.
         """
         routes = self.ladder.start(name, servers.addresses(name))
         for row, route in routes.items():
