@@ -58,11 +58,22 @@ class FillRunner(RunnerSkeleton):
         if name not in self.outcomes:
             self.result.setup_failed.append(name)
 
+    def _batch(self, name: str, done: int, total: int) -> None:
+        """After each batch: progress, and a stop if a signal came.
+
+        A signal's KeyboardInterrupt raised inside a finalizer or a callback
+        (the storage's, the garbage collector's) is printed and dropped by
+        Python: the handler's note in ``received`` is not.
+        """
+        self.progress(name, done, total)
+        if self.received:
+            raise KeyboardInterrupt()
+
     def _fill(self, servers: EmbeddedServers, name: str) -> None:
         db = open_database(self.config.source, name, servers.addresses(name), client_label="fill")
         try:
             refuse_foreign_data(db)
-            outcome = fill(db, self.objects, self.shape, self.batch, partial(self.progress, name))
+            outcome = fill(db, self.objects, self.shape, self.batch, partial(self._batch, name))
         finally:
             db.close()
         self.outcomes[name] = outcome
