@@ -1,0 +1,95 @@
+"""A real decay, made to happen on a private PostgreSQL cluster, found and attributed (issue 30).
+
+The server-side one (docs/soak.rst, "A real decay on the server"): RelStorage
+(history-free) on a cluster with autovacuum off while another session holds
+an old snapshot open, as pg_dump, a long report or a session left idle in
+transaction does.  Every update leaves a dead version of its row that no one
+may remove; each later update of the row steps over all of them in the
+primary-key index (the ON CONFLICT of RelStorage's move), so the rate falls
+as the dead rows pile up, and new client processes don't bring it back.
+
+At reduced scale: 100 objects of 1,900 bytes, all of them updated by every
+transaction, for 30 s, restarting the client at 20 s.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+
+import pytest
+
+from support import privatepg
+from support.processes import start_cli, wait_until_session_empty
+
+pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgresql]
+
+#: The decay's parameters, shared with benchmarks/soak_decays.py and docs/soak.rst.
+SERVER_DECAY_ARGS = (
+    "--mix", "update=100", "--keys", "uniform", "-n", "100", "-k", "100", "-s", "1900",
+    "-c", "1", "-d", "30", "--warmup", "0", "--restart-clients", "20", "--seed", "1",
+)  # fmt: skip
+
+
+@pytest.fixture
+def bloating_postgresql():
+    """A cluster of the test's own with autovacuum off, and a session holding a snapshot."""
+    reason = privatepg.unavailable()
+    if reason:
+        pytest.skip(reason)
+    psycopg2 = pytest.importorskip("psycopg2")
+    cluster = privatepg.PrivateCluster(
+        "zs_decay", "Decay-Pw-4Tq", {"autovacuum": "off"}
+    ).start()
+    holder = None
+    try:
+        holder = psycopg2.connect(cluster.dsn())
+        holder.set_session(isolation_level="REPEATABLE READ")
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT txid_current()")  # the snapshot, held until the end
+        yield cluster
+    finally:
+        if holder is not None:
+            holder.close()
+        cluster.stop()
+
+
+def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_restart(
+    tmp_path, bloating_postgresql
+):
+    config = tmp_path / "pg.conf"
+    config.write_text(
+        "%import relstorage\n<zodb pg>\n  <relstorage>\n    keep-history false\n"
+        f"    <postgresql>\n      dsn {bloating_postgresql.dsn()}\n    </postgresql>\n"
+        "  </relstorage>\n</zodb>\n"
+    )
+    result_file = tmp_path / "bloat.json"
+    temporary = tempfile.mkdtemp(prefix="zs-")
+    try:
+        cli = start_cli(
+            "mix", str(config), *SERVER_DECAY_ARGS, "-o", str(result_file),
+            env={"TMPDIR": temporary},
+        )  # fmt: skip
+        stdout, stderr = cli.communicate(timeout=300)
+        assert wait_until_session_empty(cli.pid) == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    assert cli.returncode == 0, stderr
+    (record,) = json.loads(result_file.read_text())["mix"]
+    found = record["drift"]
+    assert found["verdict"] == "decaying", found
+    # The dead rows (a gauge of the server's own statistics) lead the ranking.
+    assert found["moved_with"][0]["series"] == "postgresql.object_state.dead_rows", found
+    assert found["moved_with"][0]["r"] < -0.5  # throughput fell as they rose
+    # Checked against the server itself: the dead rows the sampler read grew by
+    # at least one per object version the workers committed before the last sample.
+    dead = record["series"]["postgresql.object_state.dead_rows"]["values"]
+    assert dead[-1] - dead[0] >= 0.9 * record["increments"], (dead[0], dead[-1])
+    restart = record["restart"]
+    assert restart["verdict"] == "server", restart
+    assert restart["after"]["per_second"] < restart["start"]["per_second"] / 2, restart
+    assert "restart: the decay lives in the server" in stdout
+    assert "moved with it: postgresql.object_state.dead_rows" in stdout
