@@ -38,6 +38,7 @@ from zodbshootout.mix.counting import counting_pass
 from zodbshootout.mix.operations import MIX_KEY, MixObject, dataset_versions, new_dataset
 from zodbshootout.mix.series import add_server_series, server_series
 from zodbshootout.mix.stages import run_stages
+from zodbshootout.mix.steady import SteadyStop
 from zodbshootout.mix.worker import MixPlan
 from zodbshootout.network.delays import RttStep
 from zodbshootout.results.drift import judge
@@ -45,6 +46,7 @@ from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import join_stages, merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.results.rtt import mix_fits
+from zodbshootout.results.steady import SteadyRule
 from zodbshootout.run.ladder import Ladder, Route
 from zodbshootout.run.skeleton import RunnerSkeleton, describe_error
 from zodbshootout.storages.servers import EmbeddedServers
@@ -81,6 +83,8 @@ class MixOptions:
     #: --restart-clients: seconds into the measured duration at which the workers stop
     #: and new worker processes start (new connections and caches); None: never.
     restart_at_seconds: float | None = None
+    #: --until-steady: stop once the throughput is steady (--duration is the maximum).
+    steady: SteadyRule | None = None
 
     def as_metadata(self) -> dict[str, Any]:
         plan = self.plan
@@ -105,6 +109,7 @@ class MixOptions:
             "work": self.work,
             "checkpoint_seconds": self.checkpoint_seconds,
             "restart_clients_at_seconds": self.restart_at_seconds,
+            "until_steady": self.steady.as_data() if self.steady else None,
         }
 
 
@@ -308,6 +313,9 @@ class MixRunner(RunnerSkeleton):
         if plan.duration_seconds >= SOAK_LINE_SECONDS:
             lines.total_intervals = round(plan.duration_seconds / plan.interval_seconds)
         direct = list(route.setup[1] if route.setup else route.addresses)
+        if options.steady is not None:
+            lines.steady = SteadyStop(options.steady, plan.interval_seconds, self.say, row)
+            plan = replace(plan, stop_file=lines.steady.stop_file)
         try:
             with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
                 stage_reports, host_facts = run_stages(
@@ -320,6 +328,9 @@ class MixRunner(RunnerSkeleton):
                 self.result.mix.append(checkpoints.record())
                 self.result.metadata["partial"] = partial_note(checkpoints.record())
             raise
+        finally:
+            if lines.steady is not None:
+                lines.steady.close()
         reports = stage_reports[0]
         restarted = None
         if len(stage_reports) > 1:
@@ -328,6 +339,8 @@ class MixRunner(RunnerSkeleton):
         add_server_series(record, sampling)
         if restarted is not None:
             record["restart"] = restarted
+        if lines.steady is not None:
+            record["steady"] = lines.steady.outcome()
         judge(record)
         lost = [report["server_lost"] for report in reports if report.get("server_lost")]
         if host_facts:
@@ -354,6 +367,7 @@ class _IntervalLines:
     ) -> None:
         self.name = name
         self.checkpoints = checkpoints  # takes each interval every worker closed
+        self.steady: SteadyStop | None = None  # --until-steady's watch
         self.offset = 0  # intervals of the stages before (--restart-clients)
         #: A soak (SOAK_LINE_SECONDS or more): the run's intervals, for the time left.
         self.total_intervals: int | None = None
@@ -375,6 +389,8 @@ class _IntervalLines:
         if self.checkpoints is not None:
             self.checkpoints.closed(index, entries)
         self.say(self._line(self.offset + index, entries))
+        if self.steady is not None:
+            self.steady.closed(sum(count for count, _h in entries))
 
     def next_stage(self) -> None:
         """New workers start (--restart-clients): their interval 0 follows the last closed."""

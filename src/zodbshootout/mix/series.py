@@ -14,7 +14,7 @@ from typing import Any
 from zodbshootout import storages
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.open import open_database
-from zodbshootout.probes.series import SamplerThread, open_samplers
+from zodbshootout.probes.series import MachineSampler, SamplerThread, open_samplers
 from zodbshootout.run.skeleton import Addresses, describe_error
 
 
@@ -39,7 +39,8 @@ def server_series(
             samplers, notes = open_samplers(
                 [("server", lambda: storages.server_samplers(db.storage))]
             )
-    thread = SamplerThread(samplers, interval_seconds)
+    # The machine's CPU beside them, always: a decay that is the machine's is told apart.
+    thread = SamplerThread([*samplers, MachineSampler()], interval_seconds)
     thread.notes.extend(notes)
     thread.start()
     try:

@@ -15,6 +15,7 @@ hidden.  The worker returns plain data (see :meth:`MixTask.execute`).
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import time
 from collections.abc import Callable
@@ -54,6 +55,9 @@ class MixPlan:
     arrival: str = "constant"
     interval_seconds: float = 1.0
     insert_base: int = 0  # the first key inserts may use (above every existing key)
+    #: --until-steady: a file the runner creates once the run is steady; each worker
+    #: looks for it when it closes an interval and then ends its measurement.
+    stop_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -272,9 +276,11 @@ def run_worker(
         start,
         plan.interval_seconds,
         open_loop=plan.rate_per_second is not None,
-        on_interval=_on_interval(task.worker, progress, sampler, start, clock),
     )
-    end = start + plan.duration_seconds
+    deadline = _Deadline(start + plan.duration_seconds)
+    recorder.on_interval = _on_interval(
+        task.worker, progress, sampler, start, clock, _stop_check(plan.stop_file, deadline, clock)
+    )
     schedule = None
     if plan.rate_per_second is not None:
         rng = random.Random(plan.seed * 104_729 + task.worker)
@@ -283,12 +289,13 @@ def run_worker(
         )
     lost = None
     try:
-        _measure(work, recorder, schedule, end, clock)
+        _measure(work, recorder, schedule, deadline, clock)
         finished = clock()
     except ServerLost as e:
         lost = str(e)  # the seconds before it stand; the runner fails the database
         finished = e.at if e.at is not None else clock()
-        recorder.close_intervals(min(finished, end))
+        recorder.close_intervals(min(finished, deadline.at))
+    end = deadline.at
     report = recorder.as_data()
     report.update(
         server_lost=lost,
@@ -317,14 +324,45 @@ def _client_sampler(task: MixTask, db: Any, kind: Any) -> ClientSampler | None:
     return sampler
 
 
+class _Deadline:
+    """When the measurement ends: the duration's end, or earlier once the run is steady."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+
+
+def _stop_check(
+    stop_file: str | None, deadline: _Deadline, clock: Callable[[], float]
+) -> Callable[[], None] | None:
+    """--until-steady: at an interval's close, end the measurement if the runner said so.
+
+    The runner's word is a file (one stat per interval, between transactions):
+    it reaches workers in every local mode, processes or threads, without a
+    channel back to them.  The measurement ends there, at that interval's
+    close, so that every interval kept is whole.
+    """
+    if stop_file is None:
+        return None
+    seen = [False]
+
+    def check() -> None:
+        if seen[0]:
+            return
+        if os.path.exists(stop_file):
+            seen[0] = True
+            deadline.at = min(deadline.at, clock())
+
+    return check
+
+
 def _measure(
     work: Transactions,
     recorder: Recorder,
     schedule: OpenLoop | None,
-    end: float,
+    deadline: _Deadline,
     clock: Callable[[], float],
 ) -> None:
-    """The measured loop: until *end*, draw, wait for the intended start, run, record.
+    """The measured loop: until the deadline, draw, wait for the intended start, run, record.
 
     The keys are drawn before the clock starts (closed loop) or before the
     wait for the intended start (under a rate), so a latency is the
@@ -333,6 +371,7 @@ def _measure(
     records = recorder.operations
     while True:
         now = clock()
+        end = deadline.at
         if now >= end:
             break
         intended: float | None = None
@@ -360,7 +399,7 @@ def _measure(
         if committed:
             start = started if intended is None else min(intended, started)
             recorder.record(prepared.operation, start, started, clock())
-    recorder.close_intervals(min(clock(), end))
+    recorder.close_intervals(min(clock(), deadline.at))
 
 
 def _counts(before: caches.Counters, after: caches.Counters) -> dict[str, int | None]:
@@ -378,12 +417,15 @@ def _on_interval(
     sampler: ClientSampler | None,
     start: float,
     clock: Callable[[], float],
+    stop_check: Callable[[], None] | None = None,
 ) -> Any:
     """What a closed interval does, between two transactions: sample, send the interval."""
 
     def closed(index: int, transactions: int, histogram: str) -> None:
         if sampler is not None:
             sampler.sample(clock() - start)
+        if stop_check is not None:
+            stop_check()
         if progress is None:
             return
         try:

@@ -5,8 +5,12 @@ A mix run samples, every ``--interval``, two kinds of series:
 - the client's, in each worker, when it closes an interval (between two
   transactions, as it already does to send its interval's latencies): its
   pickle cache (objects and estimated bytes), its storage client cache
-  (:meth:`~zodbshootout.storages.base.StorageKind.client_cache_series`) and
-  its resident memory;
+  (:meth:`~zodbshootout.storages.base.StorageKind.client_cache_series`),
+  its resident memory, and how long it waited for a CPU per millisecond it
+  ran (``cpu_wait_ratio``, from ``/proc/self/schedstat``: a machine that
+  gets busier makes every process wait longer, a slower database doesn't);
+- the machine's, in the runner's sampler thread: the share of time some
+  task waited for a CPU (``/proc/pressure/cpu``) and the load average;
 - the servers', in a sampler thread of the runner's process, each sampler
   on a connection of its own
   (:meth:`~zodbshootout.storages.base.StorageKind.server_samplers`):
@@ -31,6 +35,7 @@ from typing import Any, Protocol
 __all__ = [
     "CAPACITY",
     "ClientSampler",
+    "MachineSampler",
     "SamplerThread",
     "SeriesBuffer",
     "rss_bytes",
@@ -174,10 +179,12 @@ class ClientSampler:
         self.series = SeriesSet()
         #: The CPU seconds this worker's thread spent sampling (its cost, in the result).
         self.seconds = 0.0
+        self._cpu = CpuWait()
         self._parts: list[tuple[str, Callable[[], Reading]]] = [
             ("the pickle cache", self._pickle_cache),
             ("the storage's client cache", lambda: kind.client_cache_series(db.storage)),
             ("the resident memory", self._memory),
+            ("the CPU wait", self._cpu.read),
         ]
 
     def sample(self, t: float) -> None:
@@ -217,6 +224,74 @@ class ClientSampler:
         if rss is None:
             raise OSError("neither psutil nor /proc/self/statm")
         return {"rss": ("bytes", rss)}
+
+
+class CpuWait:
+    """Milliseconds this thread waited, runnable, for a CPU per millisecond it ran.
+
+    ``/proc/thread-self/schedstat`` holds the thread's run time and its time
+    waiting on a run queue (nanoseconds); the ratio of their increases since
+    the last reading is how crowded the machine was for this worker.
+    """
+
+    PATH = "/proc/thread-self/schedstat"
+
+    def __init__(self) -> None:
+        self._last: tuple[int, int] | None = None
+
+    def read(self) -> Reading:
+        with open(self.PATH, "rb") as schedstat:
+            ran, waited = (int(field) for field in schedstat.read().split()[:2])
+        last, self._last = self._last, (ran, waited)
+        if last is None:
+            return {}  # the baseline: a ratio needs two readings
+        ran_more = ran - last[0]
+        ratio = (waited - last[1]) / ran_more if ran_more > 0 else 0.0
+        return {"cpu_wait_ratio": ("ms/ms", round(ratio, 4))}
+
+
+class MachineSampler:
+    """The machine's CPU: the share of time some task waited for one, the load average.
+
+    ``/proc/pressure/cpu`` (PSI, Linux 4.20+) ``some total`` counts the
+    microseconds during which at least one task was runnable and not
+    running; its increase over the wall-clock time between two readings is
+    a share from 0 to 1.  Where PSI is missing only the load average is read.
+    """
+
+    name = "machine"
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._last: tuple[float, int] | None = None
+
+    def read(self) -> Reading:
+        with open("/proc/loadavg", "rb") as loadavg:
+            load = float(loadavg.read().split()[0])
+        reading: Reading = {"load_1min": ("tasks", load)}
+        total = _pressure_total()
+        if total is not None:
+            now = self.clock()
+            last, self._last = self._last, (now, total)
+            if last is not None and now > last[0]:
+                share = (total - last[1]) / 1e6 / (now - last[0])
+                reading["cpu_pressure"] = ("share", round(min(max(share, 0.0), 1.0), 4))
+        return reading
+
+    def close(self) -> None:
+        pass
+
+
+def _pressure_total() -> int | None:
+    try:
+        with open("/proc/pressure/cpu", "rb") as pressure:
+            first = pressure.readline().split()
+    except OSError:
+        return None
+    for field in first:
+        if field.startswith(b"total="):
+            return int(field[6:])
+    return None
 
 
 # --- The servers' series, read in a thread of the runner's process -----------

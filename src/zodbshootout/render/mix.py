@@ -16,7 +16,7 @@ from typing import Any
 
 from zodbshootout.render.rtt import ladder_notes, mix_fit_notes
 from zodbshootout.render.skew import SKEW_SHARE
-from zodbshootout.results import drift
+from zodbshootout.results import drift, steady
 from zodbshootout.results.mix import MixRecord, MixRun
 from zodbshootout.results.mix_fairness import (
     fairness,
@@ -214,6 +214,10 @@ def soak_notes(record: MixRecord) -> list[str]:
             notes.append(sentence)
     if record.restart is not None:
         sentence = drift.describe_restart(dict(record.restart))
+        if sentence:
+            notes.append(sentence)
+    if record.steady is not None:
+        sentence = steady.describe(dict(record.steady))
         if sentence:
             notes.append(sentence)
     return notes

@@ -238,7 +238,8 @@ def drift(record: MixRecord) -> dict[str, Any]:
     """The record's drift verdict as plain data (stored in the record as ``drift``).
 
     ``verdict``: "decaying" (throughput fell or p99 rose, the whole 95 %
-    interval beyond MATERIAL_CHANGE), "steady" (no decay; ``improved`` names
+    interval beyond MATERIAL_CHANGE), "busier machine" (a decay that the
+    machine's CPU wait rose with: ``machine`` names the series), "steady" (no decay; ``improved`` names
     what got better: a warm-up, or a machine that freed up) or "too short";
     ``throughput`` and ``p99_ms``: their fits (p99's on a log scale: its
     change is a ratio); ``moved_with``: the series ranked by |r| with the
@@ -275,7 +276,63 @@ def drift(record: MixRecord) -> dict[str, Any]:
     if decays:
         name, xs, ys = decays[0]
         found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
+        busier = _machine_busier(record, name, xs, ys)
+        if busier is not None:
+            found["verdict"] = "busier machine"
+            found["machine"] = busier
     return found
+
+
+#: The machine's CPU series that tell a busier machine, in the order they are asked.
+#: ``cpu_wait_ratio``: the workers' own (their mean); the others the runner's.
+MACHINE_SERIES = ("cpu_wait_ratio", "machine.cpu_pressure", "machine.load_1min")
+#: A machine series explains a decay when its last third's median is this many
+#: times its first third's (and above it by MACHINE_MIN_RISE), moving with the decay.
+MACHINE_RISE = 1.25
+MACHINE_MIN_RISE = 0.05
+
+
+def _machine_busier(
+    record: MixRecord, what: str, times: Sequence[float], values: Sequence[float]
+) -> dict[str, Any] | None:
+    """The machine series that rose with the decay (|r| ≥ MIN_CORRELATION), or None.
+
+    A decay the workers' CPU wait explains is the machine's: a slower database
+    makes a worker wait on its socket, not on a run queue.
+    """
+    for name in MACHINE_SERIES:
+        aligned = _machine_values(record, name, times)
+        if aligned is None:
+            continue
+        r = correlation(values, aligned)
+        # Throughput falls as the wait rises; p99 (a decay upward) rises with it.
+        if r is None or (r > -MIN_CORRELATION if what == "throughput" else r < MIN_CORRELATION):
+            continue
+        numbers = [value for value in aligned if not math.isnan(value)]
+        third = len(numbers) // 3
+        if third < 2:
+            continue
+        first = statistics.median(numbers[:third])
+        last = statistics.median(numbers[-third:])
+        if last >= first * MACHINE_RISE and last - first >= MACHINE_MIN_RISE:
+            return {"series": name, "r": round(r, 3), "first": first, "last": last}
+    return None
+
+
+def _machine_values(record: MixRecord, name: str, times: Sequence[float]) -> list[float] | None:
+    """*name* on the intervals; the workers' cpu_wait_ratio as the mean of every worker's."""
+    if name.startswith("machine."):
+        series = record.series.get(name)
+        return None if series is None else series_on_intervals(series, times, counter=False)
+    each = [
+        aligned
+        for key, series in record.series.items()
+        if key.rsplit(".", 1)[-1] == name
+        and (aligned := series_on_intervals(series, times, counter=False)) is not None
+    ]
+    if not each:
+        return None
+    return [statistics.fmean(column) for column in zip(*each, strict=True)]
 
 
 def _thirds(values: Sequence[float], change: float) -> bool:
@@ -360,6 +417,18 @@ def describe(found: dict[str, Any], seconds: float) -> str | None:
         )
         better = f" ({improved}: a warm-up, or the machine freed up)" if improved else ""
         return f"drift: steady over {span}, no decay: {changes}{better}"
+    if verdict == "busier machine":
+        machine = found["machine"]
+        what = {
+            "cpu_wait_ratio": "the workers waited for a CPU",
+            "machine.cpu_pressure": "some task waited for a CPU",
+            "machine.load_1min": "the load average was",
+        }.get(machine["series"], machine["series"])
+        return (
+            f"drift: the machine got busier, not the database, over {span}: {changes}; "
+            f"{what} {_number(machine['first'])} → {_number(machine['last'])} "
+            f"({machine['series']}, r = {machine['r']:+.2f})"
+        )
     causes = found.get("moved_with") or []
     if causes:
         moved = ", ".join(

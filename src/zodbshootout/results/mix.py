@@ -66,7 +66,7 @@ GAUGES = frozenset(
         "client_cache_bytes", "rss", "live_rows", "dead_rows", "connections",
         "waiting_on_locks", "locks", "curr_items", "bytes", "curr_connections",
         "threads_connected", "threads_running", "history_list_length", "active_txns",
-        "waiting",
+        "waiting", "cpu_wait_ratio", "cpu_pressure", "load_1min",
     )
 )  # fmt: skip
 
@@ -247,6 +247,8 @@ class MixRecord:
     drift: Mapping[str, Any] | None = None
     #: --restart-clients: when the workers restarted and the verdict (see results.drift).
     restart: Mapping[str, Any] | None = None
+    #: --until-steady: its rule and when the run became steady (see results.steady).
+    steady: Mapping[str, Any] | None = None
     #: A checkpoint's record, saved while the run went on (--checkpoint): the intervals
     #: closed so far and every operation together as ``all``; the run's end replaces it.
     partial: bool = False
@@ -279,6 +281,9 @@ class MixRecord:
         drift, restart = data.get("drift"), data.get("restart")
         if not isinstance(drift, dict | None) or not isinstance(restart, dict | None):
             raise ValueError("drift or restart of the wrong type")
+        steady = data.get("steady")
+        if not isinstance(steady, dict | None):
+            raise ValueError("steady of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -305,6 +310,7 @@ class MixRecord:
             series_origin=_optional_number(data, "series_origin"),
             drift=drift,
             restart=restart,
+            steady=steady,
             partial=bool(data.get("partial", False)),
         )
 

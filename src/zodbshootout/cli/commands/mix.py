@@ -69,6 +69,7 @@ from zodbshootout.workload.limits import (
 if TYPE_CHECKING:  # the runner imports ZODB: only a mix run loads it (see run)
     from zodbshootout.cli.outputs import RunOutputs
     from zodbshootout.mix.runner import MixOptions
+    from zodbshootout.results.steady import SteadyRule
 
 DESCRIPTION = (
     "Run a mixed workload (YCSB-like: reads, updates, inserts, scans, read-modify-write, "
@@ -241,6 +242,23 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         "server (docs/soak.rst)",
     )
     parser.add_argument(
+        "--until-steady",
+        metavar="SLOPE",
+        type=Number(float, 0, 100, "percent per second", above=True, suffix="%"),
+        default=None,
+        help="stop once the throughput's least-squares slope over the last --min-duration "
+        "is at most SLOPE %% of its mean per second (fio's iops_slope), e.g. 0.5%%; "
+        "--duration is then the maximum (docs/soak.rst)",
+    )
+    parser.add_argument(
+        "--min-duration",
+        metavar="SECONDS",
+        type=Seconds(MIN_DURATION_SECONDS, MAX_TIMEOUT_SECONDS),
+        default=None,
+        help="with --until-steady: the shortest run, and the window the slope is fitted "
+        "over (default: a quarter of --duration)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=TIMEOUT,
@@ -283,6 +301,7 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     interval = interval_for(args.duration, args.interval)
     _check_intervals(args.duration, interval)
     restart = _restart_seconds(args)
+    steady = _steady_rule(args, interval)
     hosts: tuple[HostSpec, ...] = ()
     if args.work and args.threads:
         # Its counters wrap ZODB's classes in the process that counts: the threads' own.
@@ -322,7 +341,29 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
         work=args.work,
         checkpoint_seconds=args.checkpoint,
         restart_at_seconds=restart,
+        steady=steady,
     )
+
+
+def _steady_rule(args: argparse.Namespace, interval: float) -> SteadyRule | None:
+    """--until-steady's rule; a UsageError where it can't apply."""
+    from zodbshootout.results.steady import MIN_WINDOW_INTERVALS, SteadyRule
+
+    if args.until_steady is None:
+        if args.min_duration is not None:
+            raise UsageError("--min-duration goes with --until-steady")
+        return None
+    for other, given in (("--restart-clients", args.restart_clients), ("--hosts", args.hosts)):
+        if given:
+            # The workers hear "stop" through a file: a local one, in one stage.
+            raise UsageError(f"--until-steady can't be combined with {other}")
+    window = args.min_duration if args.min_duration is not None else args.duration / 4
+    if window < MIN_WINDOW_INTERVALS * interval or window >= args.duration:
+        raise UsageError(
+            f"--min-duration {window:g} s must hold at least {MIN_WINDOW_INTERVALS} intervals "
+            f"of {interval:g} s and be below --duration {args.duration:g} s"
+        )
+    return SteadyRule(args.until_steady / 100, window, args.duration)
 
 
 def _restart_seconds(args: argparse.Namespace) -> float | None:
