@@ -41,9 +41,7 @@ def bloating_postgresql():
     if reason:
         pytest.skip(reason)
     psycopg2 = pytest.importorskip("psycopg2")
-    cluster = privatepg.PrivateCluster(
-        "zs_decay", "Decay-Pw-4Tq", {"autovacuum": "off"}
-    ).start()
+    cluster = privatepg.PrivateCluster("zs_decay", "Decay-Pw-4Tq", {"autovacuum": "off"}).start()
     holder = None
     try:
         holder = psycopg2.connect(cluster.dsn())

@@ -27,7 +27,8 @@ def test_a_flat_window_is_steady_once_it_is_full():
     flat = [1000.0, 1003.0, 998.0, 1001.0, 999.0, 1002.0]
     assert is_steady(RULE, flat[:5], 1.0) is None  # the window holds 6 intervals
     slope = is_steady(RULE, flat, 1.0)
-    assert slope is not None and abs(slope) <= 0.01
+    assert slope is not None
+    assert abs(slope) <= 0.01
     # Only the last window counts: a warm-up before it is forgotten.
     assert is_steady(RULE, [100.0, 400.0, 700.0, *flat], 1.0) == pytest.approx(slope)
 
@@ -37,7 +38,9 @@ def test_a_drift_either_way_is_not_steady():
     rising = list(reversed(falling))
     assert is_steady(RULE, falling, 1.0) is None
     assert is_steady(RULE, rising, 1.0) is None
-    assert abs(relative_slope(falling[-6:], 1.0)) == pytest.approx(30 / statistics.fmean(falling[-6:]))
+    assert abs(relative_slope(falling[-6:], 1.0)) == pytest.approx(
+        30 / statistics.fmean(falling[-6:])
+    )
 
 
 def test_the_window_holds_at_least_five_intervals():
@@ -81,5 +84,6 @@ def test_a_run_never_steady_says_it_ran_to_its_maximum():
     assert outcome["stopped_at_seconds"] is None
     assert outcome["slope_per_second"] < -0.01
     sentence = describe(outcome)
-    assert sentence is not None and "not steady within 60 s" in sentence
+    assert sentence is not None
+    assert "not steady within 60 s" in sentence
     assert "ran to the maximum" in sentence

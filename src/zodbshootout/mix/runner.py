@@ -41,9 +41,10 @@ from zodbshootout.mix.stages import run_stages
 from zodbshootout.mix.steady import SteadyStop
 from zodbshootout.mix.worker import MixPlan
 from zodbshootout.network.delays import RttStep
+from zodbshootout.results import warmup
 from zodbshootout.results.drift import judge
 from zodbshootout.results.histogram import merge
-from zodbshootout.results.mix import join_stages, merge_reports
+from zodbshootout.results.mix import MixRecord, join_stages, merge_reports
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.results.rtt import mix_fits
 from zodbshootout.results.steady import SteadyRule
@@ -332,6 +333,7 @@ class MixRunner(RunnerSkeleton):
             if lines.steady is not None:
                 lines.steady.close()
         reports = stage_reports[0]
+        starts = [warmup.startup(stage) for stage in stage_reports]
         restarted = None
         if len(stage_reports) > 1:
             reports, restarted = join_stages(stage_reports[0], stage_reports[1])
@@ -339,9 +341,7 @@ class MixRunner(RunnerSkeleton):
         add_server_series(record, sampling)
         if restarted is not None:
             record["restart"] = restarted
-        if lines.steady is not None:
-            record["steady"] = lines.steady.outcome()
-        judge(record)
+        _verdicts(record, lines.steady, starts, plan)
         lost = [report["server_lost"] for report in reports if report.get("server_lost")]
         if host_facts:
             cell = {"database": row, "object_count": plan.objects}
@@ -352,6 +352,19 @@ class MixRunner(RunnerSkeleton):
             for entry in record["workers"]:  # each worker's share beside its host
                 entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
+
+
+def _verdicts(
+    record: dict[str, Any], steady: SteadyStop | None, starts: list[Any], plan: MixPlan
+) -> None:
+    """Into *record*: --until-steady's outcome, the drift verdicts, the warm-up curves."""
+    if steady is not None:
+        record["steady"] = steady.outcome()
+    judge(record)
+    record["startup"] = starts
+    found = warmup.curves(MixRecord.from_data(record), starts)
+    # The first start is a warm-up curve only when no untimed warm-up hid it.
+    record["warmup"] = [c for c in found if c["stage"] or not plan.warmup_seconds]
 
 
 class _IntervalLines:

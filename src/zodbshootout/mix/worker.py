@@ -106,6 +106,7 @@ class MixTask:
 
         Interval messages go to the context's progress, when someone listens.
         """
+        began = time.perf_counter()
         if context.database is not None:
             db, close = context.database.db, context.database.close
         else:
@@ -116,10 +117,15 @@ class MixTask:
                 client_label=f"mix-{self.worker}",
             )
             close = db.close
+        # The warm-up curve's start: a persistent cache is read while opening
+        # (relstorage#513's slow start-up).
+        opened = time.perf_counter() - began
         try:
             if self.count_loads:
                 caches.install_request_counters(db)
-            return [run_worker(self, db, barrier, progress=context.progress)]
+            report = run_worker(self, db, barrier, progress=context.progress)
+            report["open_seconds"] = round(opened, 6)
+            return [report]
         finally:
             close()
 
@@ -176,6 +182,8 @@ class Transactions:
         self._committing = False  # the attempt in progress is inside tm.commit()
         self.inserted = 0
         self.kind = storages.kind_of(db.storage)
+        #: When the first measured transaction committed (the clock's reading).
+        self.first_done: float | None = None
 
     def check_connected(self) -> None:
         """ServerLost if the storage knows its server is gone (untimed: before a draw)."""
@@ -306,6 +314,9 @@ def run_worker(
         warmup_increments=warmup_increments,
         uncertain_increments=work.uncertain_increments,
         inserted=work.inserted,
+        first_transaction_seconds=(
+            None if work.first_done is None else round(work.first_done - start, 6)
+        ),
         counters=_counts(before, caches.counters(db)) if before is not None and not lost else None,
         started_at=started_at,
         series=sampler.series.as_data() if sampler is not None else {},
@@ -319,9 +330,19 @@ def _client_sampler(task: MixTask, db: Any, kind: Any) -> ClientSampler | None:
     """The client's series, their baseline read (one sampler per process: threads share a DB)."""
     if not task.count_loads:
         return None
-    sampler = ClientSampler(db, kind)
+    sampler = ClientSampler(db, kind, extra=("the loads", lambda: _loads(db)))
     sampler.sample(0.0)  # just before the start
     return sampler
+
+
+def _loads(db: Any) -> dict[str, tuple[str, float]]:
+    """The connections' loads and the client cache's hits so far (the warm-up curve's
+    hit rate per interval: hits ÷ loads of the interval)."""
+    counted = caches.counters(db)
+    reading = {"loads": ("loads", float(counted.loads))}
+    if counted.cache_hits is not None:
+        reading["cache_hits"] = ("loads", float(counted.cache_hits))
+    return reading
 
 
 class _Deadline:
@@ -398,7 +419,10 @@ def _measure(
             raise
         if committed:
             start = started if intended is None else min(intended, started)
-            recorder.record(prepared.operation, start, started, clock())
+            done = clock()
+            recorder.record(prepared.operation, start, started, done)
+            if work.first_done is None:
+                work.first_done = done
     recorder.close_intervals(min(clock(), deadline.at))
 
 

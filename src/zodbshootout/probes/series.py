@@ -172,7 +172,9 @@ class ClientSampler:
     that fails to read is left out from then on, with one note.
     """
 
-    def __init__(self, db: Any, kind: _Kind) -> None:
+    def __init__(
+        self, db: Any, kind: _Kind, extra: tuple[str, Callable[[], Reading]] | None = None
+    ) -> None:
         self.db = db
         self.kind = kind
         self.notes: list[str] = []
@@ -186,6 +188,8 @@ class ClientSampler:
             ("the resident memory", self._memory),
             ("the CPU wait", self._cpu.read),
         ]
+        if extra is not None:  # the mode's own counts (mix: the loads, for the warm-up curve)
+            self._parts.append(extra)
 
     def sample(self, t: float) -> None:
         """Read every part now into the series, at *t* seconds on the run's time axis."""

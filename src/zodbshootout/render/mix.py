@@ -16,7 +16,7 @@ from typing import Any
 
 from zodbshootout.render.rtt import ladder_notes, mix_fit_notes
 from zodbshootout.render.skew import SKEW_SHARE
-from zodbshootout.results import drift, steady
+from zodbshootout.results import drift, steady, warmup
 from zodbshootout.results.mix import MixRecord, MixRun
 from zodbshootout.results.mix_fairness import (
     fairness,
@@ -220,7 +220,23 @@ def soak_notes(record: MixRecord) -> list[str]:
         sentence = steady.describe(dict(record.steady))
         if sentence:
             notes.append(sentence)
+    notes += [warmup.describe(curve) for curve in record.warmup]
     return notes
+
+
+def warmup_blocks(run: MixRun) -> list[list[str]]:
+    """The databases' warm-up curves side by side: one table per start (results.warmup)."""
+    found = [(record.database, list(record.warmup)) for record in run.records if record.warmup]
+    if len(found) < 2:
+        return []
+    blocks = []
+    for stage, title in ((0, "the start"), (1, "the restart (new processes)")):
+        lines = warmup.side_by_side(found, stage)
+        if lines:
+            blocks.append(
+                [f"warm-up from {title}, side by side: client cache hit rate and p99", *lines]
+            )
+    return blocks
 
 
 def _rtt_notes(record: MixRecord, run: MixRun) -> list[str]:

@@ -172,6 +172,7 @@ class Terminal(Format):
     def mix(self, run: MixRun) -> list[str]:
         """Every database's block, then the databases that could not be measured."""
         blocks = [_mix_record(record, run) for record in run.records]
+        blocks += [block for block in mix.warmup_blocks(run) if block]
         blocks += [[note] for note in mix.failure_notes(run)]
         lines: list[str] = []
         for block in blocks:

@@ -239,8 +239,9 @@ def drift(record: MixRecord) -> dict[str, Any]:
 
     ``verdict``: "decaying" (throughput fell or p99 rose, the whole 95 %
     interval beyond MATERIAL_CHANGE), "busier machine" (a decay that the
-    machine's CPU wait rose with: ``machine`` names the series), "steady" (no decay; ``improved`` names
-    what got better: a warm-up, or a machine that freed up) or "too short";
+    machine's CPU wait rose with: ``machine`` names the series), "steady"
+    (no decay; ``improved`` names what got better: a warm-up, or a machine
+    that freed up) or "too short";
     ``throughput`` and ``p99_ms``: their fits (p99's on a log scale: its
     change is a ratio); ``moved_with``: the series ranked by |r| with the
     decaying value (only when one decayed).

@@ -249,6 +249,8 @@ class MixRecord:
     restart: Mapping[str, Any] | None = None
     #: --until-steady: its rule and when the run became steady (see results.steady).
     steady: Mapping[str, Any] | None = None
+    #: With --warmup 0 or --restart-clients: each start's warm-up curve (results.warmup).
+    warmup: tuple[Mapping[str, Any], ...] = ()
     #: A checkpoint's record, saved while the run went on (--checkpoint): the intervals
     #: closed so far and every operation together as ``all``; the run's end replaces it.
     partial: bool = False
@@ -281,9 +283,9 @@ class MixRecord:
         drift, restart = data.get("drift"), data.get("restart")
         if not isinstance(drift, dict | None) or not isinstance(restart, dict | None):
             raise ValueError("drift or restart of the wrong type")
-        steady = data.get("steady")
-        if not isinstance(steady, dict | None):
-            raise ValueError("steady of the wrong type")
+        steady, curves = data.get("steady"), data.get("warmup") or []
+        if not isinstance(steady, dict | None) or not isinstance(curves, list):
+            raise ValueError("steady or warmup of the wrong type")
         return cls(
             database=database,
             concurrency=_int(data, "concurrency"),
@@ -311,6 +313,7 @@ class MixRecord:
             drift=drift,
             restart=restart,
             steady=steady,
+            warmup=tuple(curve for curve in curves if isinstance(curve, dict)),
             partial=bool(data.get("partial", False)),
         )
 
