@@ -1,6 +1,6 @@
 """A real decay made to happen, then found and attributed by ``zodbshootout mix`` (issue 30).
 
-Not a test (tests/integration/test_soak_decays.py is): the run shown on
+Not a test (tests/integration/test_mix_decays.py is): the run shown on
 docs/soak.rst, "A real decay on the server", printed with the machine's load
 so that it can be pasted there.  It starts a PostgreSQL cluster of its own
 (tests/support/privatepg.py: root, the postgres user, the server binaries),

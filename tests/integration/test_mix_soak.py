@@ -242,7 +242,7 @@ def test_ctrl_c_after_a_checkpoint_keeps_the_intervals_closed_so_far(request, tm
 def test_until_steady_stops_a_steady_run_before_its_maximum(request, tmp_path):
     """ycsb-c on SQLite, nothing grows: steady well before the 60 s maximum.
 
-    The drifting run that goes on to its maximum is test_soak_decays's.
+    The drifting run that goes on to its maximum is test_mix_decays's.
     """
     config = tmp_path / "one.conf"
     config.write_text(CONFIG)

@@ -308,15 +308,8 @@ class MixRunner(RunnerSkeleton):
             options.checkpoint_seconds,
             partial(save_partial, self),
         )
-        lines = _IntervalLines(
-            row, options.concurrency, plan.interval_seconds, self.say, checkpoints
-        )
-        if plan.duration_seconds >= SOAK_LINE_SECONDS:
-            lines.total_intervals = round(plan.duration_seconds / plan.interval_seconds)
+        lines, plan = _watch(row, plan, options, self.say, checkpoints)
         direct = list(route.setup[1] if route.setup else route.addresses)
-        if options.steady is not None:
-            lines.steady = SteadyStop(options.steady, plan.interval_seconds, self.say, row)
-            plan = replace(plan, stop_file=lines.steady.stop_file)
         try:
             with server_series(self.config, name, direct, plan.interval_seconds) as sampling:
                 stage_reports, host_facts = run_stages(
@@ -333,7 +326,7 @@ class MixRunner(RunnerSkeleton):
             if lines.steady is not None:
                 lines.steady.close()
         reports = stage_reports[0]
-        starts = [warmup.startup(stage) for stage in stage_reports]
+        starts = [warmup.startup(stage) for stage in stage_reports]  # before they are joined
         restarted = None
         if len(stage_reports) > 1:
             reports, restarted = join_stages(stage_reports[0], stage_reports[1])
@@ -352,6 +345,24 @@ class MixRunner(RunnerSkeleton):
             for entry in record["workers"]:  # each worker's share beside its host
                 entry["host"] = places.get(str(entry["worker"]), {}).get("host")
         return record, lost
+
+
+def _watch(
+    row: str,
+    plan: MixPlan,
+    options: MixOptions,
+    say: Callable[[str], None],
+    checkpoints: Checkpoints,
+) -> tuple[_IntervalLines, MixPlan]:
+    """The run's live interval lines (a soak's with the time left, --until-steady's
+    watch), and the plan its workers get (with --until-steady: the stop file)."""
+    lines = _IntervalLines(row, options.concurrency, plan.interval_seconds, say, checkpoints)
+    if plan.duration_seconds >= SOAK_LINE_SECONDS:
+        lines.total_intervals = round(plan.duration_seconds / plan.interval_seconds)
+    if options.steady is not None:
+        lines.steady = SteadyStop(options.steady, plan.interval_seconds, say, row)
+        plan = replace(plan, stop_file=lines.steady.stop_file)
+    return lines, plan
 
 
 def _verdicts(

@@ -185,6 +185,10 @@ class Transactions:
         #: When the first measured transaction committed (the clock's reading).
         self.first_done: float | None = None
 
+    def first_seconds(self, start: float) -> float | None:
+        """Seconds from *start* to the first measured commit (None: none committed)."""
+        return None if self.first_done is None else round(self.first_done - start, 6)
+
     def check_connected(self) -> None:
         """ServerLost if the storage knows its server is gone (untimed: before a draw)."""
         if self.kind.disconnected(self.db.storage):
@@ -272,29 +276,27 @@ def run_worker(
     warmup_end = clock() + plan.warmup_seconds
     while clock() < warmup_end:
         work.run(work.draw())
-    # The warm-up's commits count apart: together they are every change made.
-    warmup_increments, work.increments = work.increments, 0
+    warmup_increments, work.increments = work.increments, 0  # apart: every change made
     barrier.wait(task.barrier_timeout_seconds)
     before = caches.counters(db) if task.count_loads else None
     sampler = _client_sampler(task, db, work.kind)
-    started_at = time.time()  # the run's time axis, for the runner's server series
-    start = clock()
+    started_at, start = time.time(), clock()  # time.time: the servers' series' axis
+    deadline = _Deadline(start + plan.duration_seconds)
     recorder = Recorder(
         plan.workload.operations,
         start,
         plan.interval_seconds,
         open_loop=plan.rate_per_second is not None,
+        on_interval=_on_interval(
+            task.worker,
+            progress,
+            sampler,
+            start,
+            clock,
+            _stop_check(plan.stop_file, deadline, clock),
+        ),
     )
-    deadline = _Deadline(start + plan.duration_seconds)
-    recorder.on_interval = _on_interval(
-        task.worker, progress, sampler, start, clock, _stop_check(plan.stop_file, deadline, clock)
-    )
-    schedule = None
-    if plan.rate_per_second is not None:
-        rng = random.Random(plan.seed * 104_729 + task.worker)
-        schedule = OpenLoop(
-            plan.rate_per_second, task.workers, task.worker, start, plan.arrival, rng
-        )
+    schedule = _schedule(task, start)
     lost = None
     try:
         _measure(work, recorder, schedule, deadline, clock)
@@ -314,16 +316,32 @@ def run_worker(
         warmup_increments=warmup_increments,
         uncertain_increments=work.uncertain_increments,
         inserted=work.inserted,
-        first_transaction_seconds=(
-            None if work.first_done is None else round(work.first_done - start, 6)
-        ),
+        first_transaction_seconds=work.first_seconds(start),
         counters=_counts(before, caches.counters(db)) if before is not None and not lost else None,
         started_at=started_at,
-        series=sampler.series.as_data() if sampler is not None else {},
-        series_notes=sampler.notes if sampler is not None else [],
-        series_seconds=sampler.seconds if sampler is not None else None,
+        **_sampled(sampler),
     )
     return report
+
+
+def _sampled(sampler: ClientSampler | None) -> dict[str, Any]:
+    """The report's series, their notes and the CPU seconds sampling cost."""
+    if sampler is None:
+        return {"series": {}, "series_notes": [], "series_seconds": None}
+    return {
+        "series": sampler.series.as_data(),
+        "series_notes": sampler.notes,
+        "series_seconds": sampler.seconds,
+    }
+
+
+def _schedule(task: MixTask, start: float) -> OpenLoop | None:
+    """Under --rate, the worker's share of the open-loop schedule; None in a closed loop."""
+    plan = task.plan
+    if plan.rate_per_second is None:
+        return None
+    rng = random.Random(plan.seed * 104_729 + task.worker)
+    return OpenLoop(plan.rate_per_second, task.workers, task.worker, start, plan.arrival, rng)
 
 
 def _client_sampler(task: MixTask, db: Any, kind: Any) -> ClientSampler | None:

@@ -278,7 +278,11 @@ def drift(record: MixRecord) -> dict[str, Any]:
         name, xs, ys = decays[0]
         found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
         busier = _machine_busier(record, name, xs, ys)
-        if busier is not None:
+        # The machine explains the decay only when no series of the database's
+        # own moved with it as closely: a local server that works harder (a
+        # bloated table scanned) makes the machine busier too.
+        closest = max((abs(entry["r"]) for entry in found["moved_with"]), default=0.0)
+        if busier is not None and abs(busier["r"]) > closest:
             found["verdict"] = "busier machine"
             found["machine"] = busier
     return found
@@ -287,6 +291,7 @@ def drift(record: MixRecord) -> dict[str, Any]:
 #: The machine's CPU series that tell a busier machine, in the order they are asked.
 #: ``cpu_wait_ratio``: the workers' own (their mean); the others the runner's.
 MACHINE_SERIES = ("cpu_wait_ratio", "machine.cpu_pressure", "machine.load_1min")
+MACHINE_LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in MACHINE_SERIES)
 #: A machine series explains a decay when its last third's median is this many
 #: times its first third's (and above it by MACHINE_MIN_RISE), moving with the decay.
 MACHINE_RISE = 1.25
@@ -364,6 +369,8 @@ def _moved_with(
     """The series whose |r| with *values* is at least MIN_CORRELATION, strongest first."""
     ranked: list[dict[str, Any]] = []
     for name, series in record.series.items():
+        if name.rsplit(".", 1)[-1] in MACHINE_LEAVES:
+            continue  # the machine's CPU is weighed apart (_machine_busier)
         counter = is_counter(name)
         aligned = series_on_intervals(series, times, counter)
         if aligned is None:

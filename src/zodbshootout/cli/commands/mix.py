@@ -197,6 +197,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_options(parser, _SIZES)
     _add_schedule_arguments(parser)
+    _add_soak_arguments(parser)
     _add_output_arguments(parser)
 
 
@@ -232,6 +233,18 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         "server loads, round trips, stores, bytes, polls), cold and hot (docs/mix.rst)",
     )
     parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=TIMEOUT,
+        default=300.0,
+        help="seconds allowed on top of warm-up and duration, at least "
+        f"{MIN_TIMEOUT_SECONDS:g} (default 300)",
+    )
+
+
+def _add_soak_arguments(parser: argparse.ArgumentParser) -> None:
+    """A long run's own: --restart-clients, --until-steady and its --min-duration."""
+    parser.add_argument(
         "--restart-clients",
         metavar="AT",
         type=RestartAt(MAX_TIMEOUT_SECONDS),
@@ -257,14 +270,6 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="with --until-steady: the shortest run, and the window the slope is fitted "
         "over (default: a quarter of --duration)",
-    )
-    parser.add_argument(
-        "--timeout",
-        metavar="SECONDS",
-        type=TIMEOUT,
-        default=300.0,
-        help="seconds allowed on top of warm-up and duration, at least "
-        f"{MIN_TIMEOUT_SECONDS:g} (default 300)",
     )
 
 

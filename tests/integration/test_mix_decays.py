@@ -119,7 +119,7 @@ def test_until_steady_runs_a_decaying_run_to_its_maximum(tmp_path, bloating_post
     assert cli.returncode == 0, stderr
     (record,) = json.loads(result_file.read_text())["mix"]
     steady = record["steady"]
-    assert steady["stopped_at_seconds"] is None, steady
+    assert steady["stopped_at_seconds"] is None, [i["transactions"] for i in record["intervals"]]
     assert steady["slope_per_second"] < -0.01, steady
     assert len(record["intervals"]) == 30
     assert "until-steady: not steady within 30 s" in stdout
