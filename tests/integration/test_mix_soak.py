@@ -152,7 +152,7 @@ def test_the_pages_steady_run_says_steady_and_names_no_cause(request, tmp_path):
     if not os.environ.get("ZODBSHOOTOUT_DOC_COMMANDS"):
         pytest.skip("needs a machine whose load holds still: .ci/run runs it alone afterwards")
     commands = _page_commands()
-    assert len(commands) == 3  # the steady run, show, the restart
+    assert len(commands) == 4  # the steady run, show, the restart, the warm-up curve
     code, stdout, stderr = _run_page_command(request, tmp_path, commands[0])
     assert code == 0, stderr
     saved = json.loads((tmp_path / "soak.json").read_text())

@@ -143,7 +143,7 @@ def side_by_side(records: list[tuple[str, list[dict[str, Any]]]], stage: int) ->
 
 
 def _percent(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0%}"
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _ms(value: float | None) -> str:
