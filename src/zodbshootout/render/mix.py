@@ -220,13 +220,17 @@ def soak_notes(record: MixRecord) -> list[str]:
         sentence = steady.describe(dict(record.steady))
         if sentence:
             notes.append(sentence)
-    notes += [warmup.describe(curve) for curve in record.warmup]
+    notes += [warmup.describe(dict(curve)) for curve in record.warmup]
     return notes
 
 
 def warmup_blocks(run: MixRun) -> list[list[str]]:
     """The databases' warm-up curves side by side: one table per start (results.warmup)."""
-    found = [(record.database, list(record.warmup)) for record in run.records if record.warmup]
+    found = [
+        (record.database, [dict(curve) for curve in record.warmup])
+        for record in run.records
+        if record.warmup
+    ]
     if len(found) < 2:
         return []
     blocks = []

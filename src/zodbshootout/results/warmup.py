@@ -118,17 +118,14 @@ def describe(curve: dict[str, Any]) -> str:
 def side_by_side(records: list[tuple[str, list[dict[str, Any]]]], stage: int) -> list[str]:
     """Lines of a table: per second since the start, each database's hit rate and p99."""
     columns = [
-        (name, next((c for c in found if c["stage"] == stage), None)) for name, found in records
+        (name, curve) for name, found in records for curve in found if curve["stage"] == stage
     ]
-    columns = [(name, curve) for name, curve in columns if curve is not None]
     if not columns:
         return []
     width = max(16, *(len(name) for name, _ in columns))
     lines = ["  s  " + "".join(f"{name:>{width}}" for name, _ in columns)]
-    lines.append(
-        "  open"
-        + "".join(f"{_seconds(curve.get('open_seconds')):>{width}}" for _, curve in columns)
-    )
+    opened = [_seconds(curve.get("open_seconds")) for _, curve in columns]
+    lines.append("  open" + "".join(f"{cell:>{width}}" for cell in opened))
     rows = max(len(curve["points"]) for _, curve in columns)
     for row in range(rows):
         cells = []
