@@ -10,6 +10,7 @@ import itertools
 import json
 import pathlib
 import threading
+import time
 
 import pytest
 
@@ -224,3 +225,32 @@ def test_a_record_without_series_reads_as_none_sampled():
 def test_a_series_of_the_wrong_shape_is_refused(series):
     with pytest.raises(Exception, match="series"):
         _saved_with_series(series)
+
+
+def test_the_cpu_wait_is_a_ratio_of_two_readings_of_this_threads_schedstat():
+    from zodbshootout.probes.series import CpuWait
+
+    wait = CpuWait()
+    assert wait.read() == {}  # the baseline
+    deadline = time.thread_time() + 0.02
+    while time.thread_time() < deadline:  # run a little: the ratio's denominator
+        pass
+    ((unit, ratio),) = wait.read().values()
+    assert unit == "ms/ms"
+    assert ratio >= 0.0
+
+
+def test_the_machine_sampler_reads_the_load_average_and_a_pressure_share():
+    from zodbshootout.probes.series import MachineSampler
+
+    clock = iter([100.0, 101.0])
+    sampler = MachineSampler(clock=lambda: next(clock))
+    first = sampler.read()
+    load = float(pathlib.Path("/proc/loadavg").read_text().split()[0])
+    assert first["load_1min"][0] == "tasks"
+    assert abs(first["load_1min"][1] - load) < 5  # the same file, read a moment apart
+    second = sampler.read()
+    if pathlib.Path("/proc/pressure/cpu").exists():
+        unit, share = second["cpu_pressure"]
+        assert unit == "share"
+        assert 0.0 <= share <= 1.0

@@ -187,3 +187,51 @@ def test_joining_two_stages_continues_intervals_times_and_counters():
     series = joined["series"]["client_cache_hits"]
     assert series["t"] == [0.0, 1.0, 2.0, 4.5, 5.5]
     assert series["values"] == [0, 10, 20, 20, 27]  # the new process's count continues
+
+
+def _staircase(n: int = 24) -> list[float]:
+    """A throughput that falls in two steps, as CPU burners make it fall."""
+    return [1000.0 - 300.0 * (i >= n // 3) - 300.0 * (i >= 2 * n // 3) + (i % 3) for i in range(n)]
+
+
+def _gauge(values, unit="ms/ms"):
+    return {"unit": unit, "t": [float(i + 1) for i in range(len(values))], "values": values}
+
+
+def test_a_decay_the_workers_cpu_wait_rose_with_is_the_machines():
+    rates = _staircase()
+    wait = [5.0 + 10.0 * (i >= 8) + 10.0 * (i >= 16) + 0.1 * (i % 2) for i in range(24)]
+    record = _record(rates, series={"client.0.cpu_wait_ratio": _gauge(wait)})
+    found = drift.drift(record)
+    assert found["verdict"] == "busier machine"
+    assert found["machine"]["series"] == "cpu_wait_ratio"
+    assert found["machine"]["r"] < -0.9
+    assert found["moved_with"] == []  # the machine's series are weighed apart
+    sentence = drift.describe(found, 24.0)
+    assert sentence is not None
+    assert sentence.startswith("drift: the machine got busier, not the database, over 24 s")
+    assert "the workers waited for a CPU 5.05 → 25.05" in sentence
+
+
+def test_a_database_series_closer_to_the_decay_keeps_it_the_databases():
+    rates = _staircase()
+    # The CPU wait rises too (a local server working harder), but less closely
+    # than the dead rows, which follow the throughput step for step.
+    wait = [5.0 + 0.8 * i + (3.0 if i % 4 == 0 else 0.0) for i in range(24)]
+    dead = [float(10 * (1000 - rate)) for rate in rates]
+    record = _record(
+        rates,
+        series={
+            "client.0.cpu_wait_ratio": _gauge(wait),
+            "postgresql.object_state.dead_rows": _gauge(dead, "rows"),
+        },
+    )
+    found = drift.drift(record)
+    assert found["verdict"] == "decaying"
+    assert found["moved_with"][0]["series"] == "postgresql.object_state.dead_rows"
+
+
+def test_a_flat_cpu_wait_names_no_machine():
+    rates = _staircase()
+    record = _record(rates, series={"client.0.cpu_wait_ratio": _gauge([5.0, 5.2] * 12)})
+    assert drift.drift(record)["verdict"] == "decaying"
