@@ -160,8 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         "--short", action="store_true", help="a check of the script: -d 8, --checkpoint 2"
     )
     parser.add_argument("--keep", help="keep the result file here")
-    args, extra = parser.parse_known_args(argv)
-    extra = [word for word in extra if word != "--"]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:  # what follows goes to the mix run as it is
+        at = argv.index("--")
+        argv, extra = argv[:at], argv[at + 1 :]
+    args = parser.parse_args(argv)
     if args.short:
         args.duration, args.checkpoint, args.every, args.settle = "8", "2", 0.5, 3.0
         extra = ["-n", "2000", *extra]
