@@ -212,6 +212,15 @@ def _report(
             f"{label:<18}{process.pid:>8}{settled / 2**20:>12.1f}{last / 2**20:>10.1f}"
             f"{growth / 2**20:>+11.1f}"
         )
+    boss = watcher.processes.get(coordinator)
+    if boss is not None and boss.samples:
+        # Its course: a step per dataset loaded, or a slope while workers run?
+        start = boss.samples[0][0]
+        marks = [
+            f"{(t - start):.0f}s {rss / 2**20:.0f}"
+            for t, rss in boss.samples[:: max(1, len(boss.samples) // 12)]
+        ]
+        print("coordinator MB over its life: " + ", ".join(marks))
     saved = json.loads(result.read_text())
     measured = sum(record.get("seconds", 0.0) for record in saved.get("mix", []))
     size = result.stat().st_size
