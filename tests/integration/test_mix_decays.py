@@ -81,7 +81,10 @@ def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_res
     assert found["verdict"] == "decaying", found
     # The dead rows (a gauge of the server's own statistics) lead the ranking.
     assert found["moved_with"][0]["series"] == "postgresql.object_state.dead_rows", found
-    assert found["moved_with"][0]["r"] < -0.5  # throughput fell as they rose
+    # They rose as the throughput fell (r < 0), or as the p99 rose when the p99's
+    # decay is the one judged (its line and thirds were the surer).
+    first = found["moved_with"][0]
+    assert (first["r"] <= -0.5) if first["with"] == "throughput" else (first["r"] >= 0.5), first
     # Checked against the server itself: the dead rows the sampler read grew by
     # at least one per object version the workers committed before the last sample.
     dead = record["series"]["postgresql.object_state.dead_rows"]["values"]
