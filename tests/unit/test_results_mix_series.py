@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zodbshootout.results.mix import MixRecord
+from zodbshootout.results.mix import COUNTER_FIELDS, GAUGE_FIELDS, MixRecord, is_counter
 from zodbshootout.results.mix_series import (
-    COUNTER_FIELDS,
-    GAUGE_FIELDS,
     chosen,
-    is_counter,
     panels,
     rates,
     split_name,
@@ -45,7 +42,9 @@ def test_every_field_a_sampler_reads_is_a_counter_or_a_gauge():
     # The client's (probes/series.py and the kinds' client_cache_series).
     fields |= {"pickle_cache_objects", "pickle_cache_bytes", "rss", "client_cache_objects"}
     fields |= {"client_cache_bytes", "client_cache_hits", "client_cache_misses"}
-    fields |= {"client_cache_fills"}
+    fields |= {"client_cache_fills", "loads", "cache_hits", "cpu_wait_ratio"}
+    # The runner's machine samplers.
+    fields |= {"cpu_pressure", "load_1min"}
     assert not COUNTER_FIELDS & GAUGE_FIELDS
     assert fields <= COUNTER_FIELDS | GAUGE_FIELDS, fields - (COUNTER_FIELDS | GAUGE_FIELDS)
 

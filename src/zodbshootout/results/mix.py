@@ -58,22 +58,69 @@ def _text(data: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
-#: Series that are levels (gauges), by the last part of their name; every other
-#: series is a counter (cumulative: its rate per second is what moves).
-GAUGES = frozenset(
-    (
-        "pickle_cache_objects", "pickle_cache_bytes", "client_cache_objects",
-        "client_cache_bytes", "rss", "live_rows", "dead_rows", "connections",
-        "waiting_on_locks", "locks", "curr_items", "bytes", "curr_connections",
-        "threads_connected", "threads_running", "history_list_length", "active_txns",
-        "waiting", "cpu_wait_ratio", "cpu_pressure", "load_1min",
-    )
-)  # fmt: skip
+#: Fields that only grow: client caches, PostgreSQL's pg_stat_database, MySQL's
+#: SHOW GLOBAL STATUS, the ZEO server's status, memcached's stats.
+COUNTER_FIELDS = frozenset(
+    {
+        "client_cache_hits",
+        "client_cache_misses",
+        "client_cache_fills",
+        "commits",
+        "rollbacks",
+        "blocks_hit",
+        "blocks_read",
+        "deadlocks",
+        "temp_bytes",
+        "buffer_pool_reads",
+        "buffer_pool_read_requests",
+        "row_lock_waits",
+        "loads",
+        "stores",
+        "aborts",
+        "conflicts",
+        "conflicts_resolved",
+        "get_hits",
+        "get_misses",
+        "cmd_set",
+        "evictions",
+        "cache_hits",
+    }
+)
+
+#: Fields that are a level at the sample.
+GAUGE_FIELDS = frozenset(
+    {
+        "pickle_cache_objects",
+        "pickle_cache_bytes",
+        "client_cache_objects",
+        "client_cache_bytes",
+        "rss",
+        "live_rows",
+        "dead_rows",
+        "connections",
+        "waiting_on_locks",
+        "locks",
+        "threads_connected",
+        "threads_running",
+        "history_list_length",
+        "active_txns",
+        "waiting",
+        "curr_items",
+        "bytes",
+        "curr_connections",
+        "cpu_wait_ratio",
+        "cpu_pressure",
+        "load_1min",
+    }
+)
 
 
 def is_counter(name: str) -> bool:
-    """Whether the series *name* counts (cumulative) rather than measures a level."""
-    return name.rsplit(".", 1)[-1] not in GAUGES
+    """Whether the series *name* only grows (its rate is what moves), by its last dotted part.
+
+    A field neither list knows is taken as a level, its values as they are.
+    """
+    return name.rsplit(".", 1)[-1] in COUNTER_FIELDS
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ kinds of series with the same shape: a *counter* only grows, and what
 happened between two samples is the difference of their values (commits,
 hits, blocks read); a *gauge* is a level at the sample (objects, bytes,
 rows, connections).  A series does not say which it is in the result file,
-so the fields are listed here by name, as the samplers define them; a test
+so the fields are listed by name in ``results/mix.py``, as the samplers define them; a test
 checks that every field a sampler reads is in exactly one list.  A field
 neither list knows is drawn as a gauge (its values as they are).
 
@@ -25,59 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zodbshootout.results.mix import MixRecord
-
-#: Fields that only grow: client caches, PostgreSQL's pg_stat_database, MySQL's
-#: SHOW GLOBAL STATUS, the ZEO server's status, memcached's stats.
-COUNTER_FIELDS = frozenset(
-    {
-        "client_cache_hits",
-        "client_cache_misses",
-        "client_cache_fills",
-        "commits",
-        "rollbacks",
-        "blocks_hit",
-        "blocks_read",
-        "deadlocks",
-        "temp_bytes",
-        "buffer_pool_reads",
-        "buffer_pool_read_requests",
-        "row_lock_waits",
-        "loads",
-        "stores",
-        "aborts",
-        "conflicts",
-        "conflicts_resolved",
-        "get_hits",
-        "get_misses",
-        "cmd_set",
-        "evictions",
-    }
-)
-
-#: Fields that are a level at the sample.
-GAUGE_FIELDS = frozenset(
-    {
-        "pickle_cache_objects",
-        "pickle_cache_bytes",
-        "client_cache_objects",
-        "client_cache_bytes",
-        "rss",
-        "live_rows",
-        "dead_rows",
-        "connections",
-        "waiting_on_locks",
-        "locks",
-        "threads_connected",
-        "threads_running",
-        "history_list_length",
-        "active_txns",
-        "waiting",
-        "curr_items",
-        "bytes",
-        "curr_connections",
-    }
-)
+from zodbshootout.results.mix import MixRecord, is_counter
 
 #: The series drawn without --series: the client's caches and memory, and per server
 #: its commits, conflicts, reads from disk, lock waits and bloat.
@@ -119,11 +67,6 @@ def split_name(name: str) -> tuple[str, str]:
     if not found:
         return name, name
     return found.group(1), found.group(2)
-
-
-def is_counter(field: str) -> bool:
-    """Whether a field only grows (drawn as a rate); the last dotted part decides."""
-    return field.rsplit(".", 1)[-1] in COUNTER_FIELDS
 
 
 @dataclass(frozen=True)
