@@ -10,6 +10,9 @@ pack
 pack-nogc
     The same with ``pack-gc false`` set on the storage's section: old
     revisions go, unreachable objects stay (FileStorage, RelStorage).
+gc
+    zc.zodbdgc's external garbage collection, between two packs without GC
+    (untimed: the history, then its deletion records; :mod:`.external_gc`).
 pack-under-load
     The pack while a ``mix`` workload runs on the same database
     (:mod:`.load`): storages several processes can share.
@@ -46,10 +49,11 @@ from zodbshootout.probes.storage_size import storage_size
 from zodbshootout.workload.root import ROOT_KEY
 
 OPERATIONS = (
-    "pack", "pack-nogc", "pack-under-load", "open", "reindex", "index-write", "first-transaction",
+    "pack", "pack-nogc", "pack-under-load", "gc", "open", "reindex", "index-write",
+    "first-transaction",
 )  # fmt: skip
 #: The operations that pack (each after the first at a size starts from a refill).
-PACKS = ("pack", "pack-nogc", "pack-under-load")
+PACKS = ("pack", "pack-nogc", "pack-under-load", "gc")
 #: The operations that time the opening itself.
 OPENING = ("open", "reindex", "first-transaction")
 
@@ -65,6 +69,10 @@ def not_applicable(operation: str, factory: Any) -> str | None:
     names = section.getSectionAttributes()
     if operation == "pack-nogc" and "pack_gc" not in names:
         return "its storage section has no pack-gc (a server's storage packs as it is set up)"
+    if operation == "gc":
+        from zodbshootout.maintenance import external_gc
+
+        return external_gc.missing() or (None if "pack_gc" in names else external_gc.NEEDS_PACK_GC)
     if operation in ("reindex", "index-write") and not ("path" in names and "packer" in names):
         return "only a FileStorage opened by the tool keeps an index file"
     if operation == "pack-under-load":
@@ -90,7 +98,7 @@ def run_operation(
     config = parse_source(source)
     factory = config.databases[name]
     section = storage_section(factory)
-    if operation == "pack-nogc":
+    if operation in ("pack-nogc", "gc"):
         section.pack_gc = False  # (opened from this parsed config, below)
     if operation == "reindex":
         with _opened(config, name, request) as db:
@@ -102,8 +110,8 @@ def run_operation(
         return _timed_open(config, name, request, operation)
     with _opened(config, name, request) as db:
         refuse_foreign_data(db)
+        work, done = _work(operation, db, factory)
         before = _state(db, factory)
-        work = _work(operation, db, factory)
         ready()
         memory.reset_peak()
         started_at = time.time()  # (the wall clock, for a foreground's phases)
@@ -112,14 +120,25 @@ def run_operation(
         seconds = time.perf_counter() - started
         ended_at = time.time()
         peak = memory.peak_rss_bytes()
+        extra = done()
         after = _state(db, factory)
-    return {**_record(seconds, peak, before, after, problem), "wall": [started_at, ended_at]}
+        record = {**_record(seconds, peak, before, after, problem), **extra}
+    return {**record, "wall": [started_at, ended_at]}
 
 
-def _work(operation: str, db: Any, factory: Any) -> Callable[[], str | None]:
+def _work(
+    operation: str, db: Any, factory: Any
+) -> tuple[Callable[[], str | None], Callable[[], dict[str, Any]]]:
+    """The timed work, and what to add to the record after it (untimed)."""
+    if operation == "gc":
+        from zodbshootout.maintenance.external_gc import Collection
+
+        collection = Collection(db, factory)
+        collection.prepare()
+        return collection.run, collection.finish
     if operation in ("pack", "pack-nogc"):
-        return lambda: pack_own_files(db, factory)
-    return lambda: db.storage._save_index()  # index-write
+        return (lambda: pack_own_files(db, factory)), dict
+    return (lambda: db.storage._save_index()), dict  # index-write
 
 
 def _timed_open(

@@ -53,10 +53,24 @@ def text_rows(run: MaintenanceRun) -> tuple[list[list[str]], list[str]]:
             _count(record.objects_removed),
         ])  # fmt: skip
     notes += [load_line(record) for record in run.records if record.load]
+    notes += [gc_line(record) for record in run.records if record.gc_deleted is not None]
     notes += [fit_line(fit) for fit in run.fits]
     notes += [f"{database}: failed: {reason}" for database, reason in run.failures]
     notes += run.notes
     return rows, notes
+
+
+def gc_line(record: OperationRecord) -> str:
+    """What zc.zodbdgc found, and the packs without GC around it (untimed in the row)."""
+    packs = record.gc_pack_seconds or []
+    around = ""
+    if len(packs) == 2:
+        around = f"; the packs without GC before and after it: {packs[0]:.2f} s, {packs[1]:.2f} s"
+    objects = f" at {record.objects:,} objects" if record.objects else ""
+    return (
+        f"{record.database} gc{objects}: zc.zodbdgc found {record.gc_deleted:,} objects "
+        f"unreachable and deleted them{around}"
+    )
 
 
 def load_line(record: OperationRecord) -> str:

@@ -42,6 +42,9 @@ class OperationRecord:
     reason: str | None = None  # why it was not measured (then no seconds)
     #: Under load: the pack's time alone and the foreground's phases (see maintain).
     load: dict[str, Any] | None = None
+    #: gc: the objects zc.zodbdgc found unreachable (and deleted before the pack).
+    gc_deleted: int | None = None
+    gc_pack_seconds: list[float] | None = None  # the packs without GC before and after it
 
     @property
     def objects_removed(self) -> int | None:

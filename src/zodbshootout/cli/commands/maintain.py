@@ -30,13 +30,15 @@ from zodbshootout.config.loader import DATA_DIR_VARIABLE, ConfigError, data_dire
 from zodbshootout.errors import UsageError
 
 DESCRIPTION = (
-    "Time maintenance operations (pack with and without GC, FileStorage's index, opening, "
-    "the first transaction) on every database of CONFIG, each with the peak memory of the "
-    "process that did it, bytes and objects before and after; --sizes fits time ∝ N^k."
+    "Time maintenance operations (pack with and without GC, zc.zodbdgc's GC, FileStorage's "
+    "index, opening, the first transaction) on every database of CONFIG, each with the peak "
+    "memory of the process that did it, bytes and objects before and after; --sizes fits "
+    "time ∝ N^k."
 )
 #: The operations, in the order they run when several are asked for.
 OPERATIONS = (
-    "open", "first-transaction", "reindex", "index-write", "pack-nogc", "pack", "pack-under-load",
+    "open", "first-transaction", "reindex", "index-write", "pack-nogc", "pack", "gc",
+    "pack-under-load",
 )  # fmt: skip
 
 
