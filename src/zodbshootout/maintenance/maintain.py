@@ -28,7 +28,7 @@ from zodbshootout.database.state import refuse_foreign_data
 from zodbshootout.errors import CellError
 from zodbshootout.maintenance import memory
 from zodbshootout.maintenance.fill import FillShape, fill, refill
-from zodbshootout.maintenance.operations import PACKS, not_applicable
+from zodbshootout.maintenance.operations import PACKS, WARM_CACHE, not_applicable
 from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.run.skeleton import RunnerSkeleton
 from zodbshootout.storages.servers import EmbeddedServers
@@ -48,6 +48,8 @@ class MaintainOptions:
     timeout_seconds: float = 3600.0  # per operation
     #: pack-under-load: the foreground's measured seconds (None: from the pack's time alone).
     load_seconds: float | None = None
+    #: first-transaction-warm: the objects loaded into the persistent cache (None: all).
+    cache_objects: int | None = None
 
 
 class MaintainRunner(RunnerSkeleton):
@@ -178,6 +180,16 @@ class MaintainRunner(RunnerSkeleton):
             "addresses": addresses,
             "operation": operation,
         }
+        if operation == "first-transaction-warm":  # its cache filled first, untimed
+            warming = {
+                **request,
+                "operation": WARM_CACHE,
+                "cache_objects": self.options.cache_objects,
+            }
+            warmed = run_child(warming, self.options.timeout_seconds)
+            if "warmed" not in warmed:
+                return {**record, "reason": f"filling its cache: {warmed.get('error', warmed)}"}
+            record["cache_warmed"] = warmed["warmed"]
         for pid in pids:
             memory.reset_peak(pid)
         reply = run_child(request, self.options.timeout_seconds, go)

@@ -28,6 +28,9 @@ first-transaction
     Opening the database and committing a first (read) transaction that
     walks to the fill's tree: what a restarted application waits for, with
     whatever persistent client cache the configuration gives.
+first-transaction-warm, first-transaction-cold
+    The same after the persistent client cache was filled with N objects,
+    and with the persistent cache turned off (:mod:`.client_cache`).
 """
 
 from __future__ import annotations
@@ -50,12 +53,16 @@ from zodbshootout.workload.root import ROOT_KEY
 
 OPERATIONS = (
     "pack", "pack-nogc", "pack-under-load", "gc", "open", "reindex", "index-write",
-    "first-transaction",
+    "first-transaction", "first-transaction-warm", "first-transaction-cold",
 )  # fmt: skip
 #: The operations that pack (each after the first at a size starts from a refill).
 PACKS = ("pack", "pack-nogc", "pack-under-load", "gc")
 #: The operations that time the opening itself.
-OPENING = ("open", "reindex", "first-transaction")
+OPENING = (
+    "open", "reindex", "first-transaction", "first-transaction-warm", "first-transaction-cold",
+)  # fmt: skip
+#: The persistent client cache filled first (untimed, by maintain in a process of its own).
+WARM_CACHE = "warm-cache"
 
 
 def storage_section(factory: Any) -> Any:
@@ -75,6 +82,10 @@ def not_applicable(operation: str, factory: Any) -> str | None:
         return external_gc.missing() or (None if "pack_gc" in names else external_gc.NEEDS_PACK_GC)
     if operation in ("reindex", "index-write") and not ("path" in names and "packer" in names):
         return "only a FileStorage opened by the tool keeps an index file"
+    if operation in ("first-transaction-warm", "first-transaction-cold"):
+        from zodbshootout.maintenance import client_cache
+
+        return client_cache.problem(factory)
     if operation == "pack-under-load":
         from zodbshootout import concurrency
         from zodbshootout.maintenance.load import LOAD_WORKERS
@@ -106,6 +117,12 @@ def run_operation(
         index = section.path + ".index"
         if os.path.exists(index):
             os.remove(index)
+    if operation == "first-transaction-cold":
+        from zodbshootout.maintenance.client_cache import turn_off
+
+        turn_off(factory)
+    if operation == WARM_CACHE:
+        return _warm(config, name, request)
     if operation in OPENING:
         return _timed_open(config, name, request, operation)
     with _opened(config, name, request) as db:
@@ -144,28 +161,48 @@ def _work(
 def _timed_open(
     config: LoadedConfig, name: str, request: dict[str, Any], operation: str
 ) -> dict[str, Any]:
+    """Open (and for first-transaction*, a first transaction) timed; the cache counted between."""
+    from zodbshootout.maintenance.client_cache import cache_objects
+
     factory = config.databases[name]
     memory.reset_peak()
     started = time.perf_counter()
     db = _open(config, name, request)
     try:
-        if operation == "first-transaction":
-            tm = transaction.TransactionManager(explicit=True)
-            conn = db.open(transaction_manager=tm)
-            tm.begin()
-            top = conn.root().get(ROOT_KEY)
-            fill = top.get("fill") if top is not None else None
-            if fill is not None:
-                fill["tree"].minKey()
-            tm.commit()
-            conn.close()
         seconds = time.perf_counter() - started
+        cached = cache_objects(db)  # (untimed: between the two timed parts)
+        if operation.startswith("first-transaction"):
+            started = time.perf_counter()
+            _first_transaction(db)
+            seconds += time.perf_counter() - started
         peak = memory.peak_rss_bytes()
         refuse_foreign_data(db)  # (a refusal is still the record's answer)
         state = _state(db, factory)
     finally:
         db.close()
-    return _record(seconds, peak, state, state, None)
+    return {**_record(seconds, peak, state, state, None), "cache_objects": cached}
+
+
+def _first_transaction(db: Any) -> None:
+    """A first (read) transaction that walks to the fill's tree."""
+    tm = transaction.TransactionManager(explicit=True)
+    conn = db.open(transaction_manager=tm)
+    tm.begin()
+    top = conn.root().get(ROOT_KEY)
+    fill = top.get("fill") if top is not None else None
+    if fill is not None:
+        fill["tree"].minKey()
+    tm.commit()
+    conn.close()
+
+
+def _warm(config: LoadedConfig, name: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The persistent client cache filled with the fill's objects (untimed)."""
+    from zodbshootout.maintenance.client_cache import warm
+
+    with _opened(config, name, request) as db:
+        refuse_foreign_data(db)
+        return {"warmed": warm(db, request.get("cache_objects"))}
 
 
 def _open(config: LoadedConfig, name: str, request: dict[str, Any]) -> Any:

@@ -54,10 +54,23 @@ def text_rows(run: MaintenanceRun) -> tuple[list[list[str]], list[str]]:
         ])  # fmt: skip
     notes += [load_line(record) for record in run.records if record.load]
     notes += [gc_line(record) for record in run.records if record.gc_deleted is not None]
+    notes += [
+        f"{record.database} {record.operation}{_at(record)}: {record.cache_objects:,} objects in "
+        f"the client cache once open" + (
+            f" ({record.cache_warmed:,} loaded into its persistent cache first)"
+            if record.cache_warmed is not None else ""
+        )
+        for record in run.records
+        if record.cache_objects is not None and record.operation != "first-transaction"
+    ]  # fmt: skip
     notes += [fit_line(fit) for fit in run.fits]
     notes += [f"{database}: failed: {reason}" for database, reason in run.failures]
     notes += run.notes
     return rows, notes
+
+
+def _at(record: OperationRecord) -> str:
+    return f" at {record.objects:,} objects" if record.objects else ""
 
 
 def gc_line(record: OperationRecord) -> str:

@@ -45,6 +45,10 @@ class OperationRecord:
     #: gc: the objects zc.zodbdgc found unreachable (and deleted before the pack).
     gc_deleted: int | None = None
     gc_pack_seconds: list[float] | None = None  # the packs without GC before and after it
+    #: first-transaction*: the client cache's objects right after opening, and
+    #: (warm) how many were loaded into the persistent cache before.
+    cache_objects: int | None = None
+    cache_warmed: int | None = None
 
     @property
     def objects_removed(self) -> int | None:

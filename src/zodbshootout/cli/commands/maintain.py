@@ -37,8 +37,8 @@ DESCRIPTION = (
 )
 #: The operations, in the order they run when several are asked for.
 OPERATIONS = (
-    "open", "first-transaction", "reindex", "index-write", "pack-nogc", "pack", "gc",
-    "pack-under-load",
+    "open", "first-transaction", "first-transaction-cold", "first-transaction-warm", "reindex",
+    "index-write", "pack-nogc", "pack", "gc", "pack-under-load",
 )  # fmt: skip
 
 
@@ -76,6 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pack-under-load: the foreground mix's measured seconds (default: room for "
         "the lead, thrice the pack's time alone and a tail)",
     )  # fmt: skip
+    parser.add_argument(
+        "--cache-objects", metavar="N", type=Number(int, 0, 10**9), default=None,
+        help="first-transaction-warm: the objects loaded into the persistent client cache "
+        "first (default: all the fill's)",
+    )  # fmt: skip
     add_output(parser, "FILE.json", "save the result ('zodbshootout show' prints it again)")
     add_format(parser, "table", {"table": "aligned text, default"})
 
@@ -90,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
     shape = shape_of(args)
     sizes = tuple(sorted(set(args.sizes or ())))
     options = MaintainOptions(
-        args.operations, sizes, shape, args.batch, args.timeout, args.load_seconds
-    )
+        args.operations, sizes, shape, args.batch, args.timeout, args.load_seconds,
+        args.cache_objects,
+    )  # fmt: skip
     outputs = RunOutputs(args)
     lasting = bool(os.environ.get(DATA_DIR_VARIABLE))
 
