@@ -18,44 +18,33 @@ from zodbshootout import storages
 from zodbshootout.workload.root import ROOT_KEY
 
 NO_CACHE = "its section has no persistent client cache (ZEO's client, RelStorage's cache-local-dir)"
-#: The section keys that make a client cache persistent.
-_KEYS = ("client", "cache_local_dir")
-
-
-#: RelStorage on SQLite ignores cache-local-dir (and says so in its log).
-SQLITE = (
-    "RelStorage on SQLite ignores cache-local-dir (a persistent cache of a local "
-    "database makes no sense, its log says)"
-)
 
 
 def persistent_caches(database_factory: Any) -> list[tuple[Any, str]]:
-    """The (section, key) of each persistent client cache the database opens."""
+    """The (factory, key) of each persistent client cache the database opens."""
     found = []
     for factory in storages.storage_factories(database_factory):
-        config = getattr(factory, "config", None)
-        found += [(config, key) for key in _KEYS if getattr(config, key, None)]
+        key = storages.kind_of_factory(factory).persistent_cache_key(factory)
+        if key is not None:
+            found.append((factory, key))
     return found
 
 
 def problem(database_factory: Any) -> str | None:
     """Why the database opens no persistent client cache, or None."""
     found = persistent_caches(database_factory)
+    ignored = [
+        storages.kind_of_factory(factory).persistent_cache_ignored(factory) for factory, _ in found
+    ]
     if not found:
         return NO_CACHE
-    if all(_on_sqlite(config) for config, key in found if key == "cache_local_dir"):
-        return SQLITE if all(key == "cache_local_dir" for _, key in found) else None
-    return None
-
-
-def _on_sqlite(config: Any) -> bool:
-    return type(getattr(config, "adapter", None)).__name__ == "Sqlite3AdapterFactory"
+    return ignored[0] if all(ignored) else None
 
 
 def turn_off(database_factory: Any) -> None:
     """The database's persistent client caches off: caches in memory alone."""
-    for config, key in persistent_caches(database_factory):
-        setattr(config, key, None)
+    for factory, key in persistent_caches(database_factory):
+        setattr(factory.config, key, None)
 
 
 def warm(db: Any, objects: int | None) -> int:

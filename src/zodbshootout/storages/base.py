@@ -224,6 +224,14 @@ class StorageKind:
 
     # -- caches and counting --
 
+    def persistent_cache_key(self, factory: Any) -> str | None:
+        """The key of *factory*'s section that, set, makes its client cache persistent."""
+        return None
+
+    def persistent_cache_ignored(self, factory: Any) -> str | None:
+        """Why the storage ignores the persistent client cache its section sets, or None."""
+        return None
+
     def clear_client_cache(self, storage: Any) -> None:
         """Empty the client caches (shared ones included) so that loads go to the store."""
 

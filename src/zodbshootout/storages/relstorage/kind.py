@@ -142,6 +142,20 @@ class RelStorageKind(StorageKind):
         megabytes = Options.cache_local_mb if megabytes is None else megabytes
         return {"RelStorage local cache": int(megabytes * MIB)}
 
+    def persistent_cache_key(self, factory: Any) -> str | None:
+        if type(factory).__name__ != "RelStorageFactory":
+            return None
+        return "cache_local_dir" if factory.config.cache_local_dir else None
+
+    def persistent_cache_ignored(self, factory: Any) -> str | None:
+        adapter = getattr(factory.config, "adapter", None)
+        if type(adapter).__name__ == "Sqlite3AdapterFactory":  # (RelStorage logs it)
+            return (
+                "RelStorage on SQLite ignores cache-local-dir (a persistent cache of a local "
+                "database makes no sense, its log says)"
+            )
+        return None
+
     def clear_client_cache(self, storage: Any) -> None:
         # load_persistent=False: a cold read must not be refilled from the
         # persistent cache file either.

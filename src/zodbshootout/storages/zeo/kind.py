@@ -97,6 +97,9 @@ class ZEOKind(StorageKind):
         size = getattr(factory.config, "cache_size", None)
         return {} if size is None else {"ZEO cache": int(size)}
 
+    def persistent_cache_key(self, factory: Any) -> str | None:
+        return "client" if getattr(factory.config, "client", None) else None
+
     def clear_client_cache(self, storage: Any) -> None:
         storage._cache.clear()
 
