@@ -61,7 +61,7 @@ def text_rows(run: MaintenanceRun) -> tuple[list[list[str]], list[str]]:
             if record.cache_warmed is not None else ""
         )
         for record in run.records
-        if record.cache_objects is not None and record.operation != "first-transaction"
+        if record.cache_objects is not None and record.cache_objects_noted
     ]  # fmt: skip
     notes += [fit_line(fit) for fit in run.fits]
     notes += [f"{database}: failed: {reason}" for database, reason in run.failures]

@@ -51,6 +51,11 @@ class OperationRecord:
     cache_warmed: int | None = None
 
     @property
+    def cache_objects_noted(self) -> bool:
+        """Whether the client cache's count is worth a footnote (the warm and cold starts)."""
+        return self.operation in ("first-transaction-warm", "first-transaction-cold")
+
+    @property
     def objects_removed(self) -> int | None:
         if self.objects_before is None or self.objects_after is None:
             return None
