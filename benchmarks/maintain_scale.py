@@ -8,6 +8,8 @@ directory is removed.  Usage, in the venv that has zodbshootout::
 
     python benchmarks/maintain_scale.py                 # 10^6 objects: many minutes
     python benchmarks/maintain_scale.py -n 100000 --operations open,reindex,pack,gc
+    python benchmarks/maintain_scale.py -n 100000 --only zeo \
+        --operations first-transaction-cold,first-transaction-warm
 
 It prints each storage's maintain table (with its footnotes), the command's
 own wall time, and the machine's load average before and after; exit code 1
@@ -30,7 +32,12 @@ SECTIONS = {
     "sqlite": "%import relstorage\n<zodb sqlite>\n <relstorage>\n  <sqlite3>\n"
     "   driver sqlite3\n   data-dir $(ZODBSHOOTOUT_DATA)/sqlite\n  </sqlite3>\n"
     " </relstorage>\n</zodb>\n",
+    # A ZEO server of the tool's; its clients keep a persistent cache (``client``).
+    "zeo": "%import zodbshootout\n<zodb zeo>\n <embeddedzeo>\n  client cache\n  <filestorage>\n"
+    "   path $(ZODBSHOOTOUT_DATA)/zeo.fs\n  </filestorage>\n </embeddedzeo>\n</zodb>\n",
 }
+#: The storages measured unless --only says otherwise.
+DEFAULT = ("filestorage", "sqlite")
 
 
 def load() -> str:
@@ -47,6 +54,8 @@ def maintain_one(name: str, args: argparse.Namespace) -> tuple[bool, str]:
         command = [sys.executable, "-m", "zodbshootout", "maintain", config, "-q"]
         command += ["--sizes", str(args.objects), "--operations", args.operations]
         command += ["--garbage", str(args.garbage), "--revisions", str(args.revisions)]
+        if args.cache_objects is not None:
+            command += ["--cache-objects", str(args.cache_objects)]
         started = time.perf_counter()
         done = subprocess.run(
             command, env=dict(os.environ, ZODBSHOOTOUT_DATA=data), capture_output=True, text=True
@@ -65,11 +74,14 @@ def main() -> int:
     parser.add_argument("--garbage", type=float, default=0.2)
     parser.add_argument("--revisions", type=int, default=2)
     parser.add_argument("--operations", default="open,reindex,pack")
-    parser.add_argument("--only", choices=sorted(SECTIONS), action="append")
+    parser.add_argument("--cache-objects", type=int, default=None)
+    parser.add_argument(
+        "--only", choices=sorted(SECTIONS), action="append", help="default: " + ", ".join(DEFAULT)
+    )
     args = parser.parse_args()
     good = True
     print(f"load average at the start: {load()}", flush=True)
-    for name in args.only or SECTIONS:
+    for name in args.only or DEFAULT:
         ok, text = maintain_one(name, args)
         good = good and ok
         print(text, flush=True)
