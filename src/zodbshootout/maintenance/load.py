@@ -93,6 +93,8 @@ def pack_under_load(
 def phases(record: dict[str, Any], start: float, end: float) -> dict[str, Any]:
     """The foreground's throughput and worst p99 before, during and after [start, end]."""
     origin = record.get("series_origin")
+    if origin is None:  # (a mix record without its intervals' wall clock)
+        return {}
     step = float(record.get("interval_seconds") or 1.0)
     split: dict[str, list[dict[str, Any]]] = {"before": [], "during": [], "after": []}
     for index, interval in enumerate(record.get("intervals", [])):

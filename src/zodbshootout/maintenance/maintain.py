@@ -199,7 +199,8 @@ class MaintainRunner(RunnerSkeleton):
             return {**record, "reason": reply["error"]}
         peaks = [memory.peak_rss_bytes(pid) for pid in pids]
         filled = reply.pop("filled", 0)
-        server_peak = max(peaks) if peaks and None not in peaks else None
+        known = [peak for peak in peaks if peak is not None]
+        server_peak = max(known) if known and len(known) == len(peaks) else None
         record.update(reply, objects=filled, server_peak_rss_bytes=server_peak)
         return record
 
