@@ -48,3 +48,27 @@ def test_a_warm_persistent_cache_holds_the_objects_loaded_into_it(tmp_path):
     sqlite = records["sqlite", "first-transaction-warm"]
     assert sqlite["seconds"] is None
     assert "RelStorage on SQLite ignores cache-local-dir" in sqlite["reason"]
+
+
+def test_relstorage_on_postgresql_opens_with_its_cache_local_dir(tmp_path, postgresql_dsn):
+    # relstorage#513's own case: RelStorage's persistent cache, read back and checked at start.
+    data = tmp_path / "data"
+    config = tmp_path / "pg.conf"
+    config.write_text(
+        "%import relstorage\n<zodb pg>\n <relstorage>\n"
+        f"  cache-local-dir {tmp_path / 'cache'}\n"
+        f"  <postgresql>\n   dsn {postgresql_dsn}\n  </postgresql>\n"
+        " </relstorage>\n</zodb>\n"
+    )
+    (tmp_path / "cache").mkdir()
+    env = {"ZODBSHOOTOUT_DATA": str(data)}
+    filled = run_cli("fill", str(config), "-n", "1000", env=env)
+    assert filled.returncode == 0, filled.stderr
+    out = tmp_path / "pg.json"
+    operations = ("--operations", "first-transaction-cold,first-transaction-warm")
+    done = run_cli("maintain", str(config), *operations, "-o", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    cold, warm = json.loads(out.read_text())["maintenance"]
+    assert warm["cache_warmed"] == 1000
+    assert warm["cache_objects"] >= 1000  # read back from the cache files at open
+    assert cold["cache_objects"] < 10
