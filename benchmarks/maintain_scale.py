@@ -36,6 +36,13 @@ SECTIONS = {
     "zeo": "%import zodbshootout\n<zodb zeo>\n <embeddedzeo>\n  client cache\n  <filestorage>\n"
     "   path $(ZODBSHOOTOUT_DATA)/zeo.fs\n  </filestorage>\n </embeddedzeo>\n</zodb>\n",
 }
+# RelStorage on PostgreSQL (--dsn: a new, empty database of the reader's),
+# with a persistent client cache (relstorage#513).
+POSTGRESQL = (
+    "%import relstorage\n<zodb postgresql>\n <relstorage>\n"
+    "  cache-local-dir $(ZODBSHOOTOUT_DATA)/cache\n  <postgresql>\n   dsn {dsn}\n"
+    "  </postgresql>\n </relstorage>\n</zodb>\n"
+)
 #: The storages measured unless --only says otherwise.
 DEFAULT = ("filestorage", "sqlite")
 
@@ -49,8 +56,9 @@ def maintain_one(name: str, args: argparse.Namespace) -> tuple[bool, str]:
     try:
         config = os.path.join(directory, "maintain.conf")
         with open(config, "w") as file:
-            file.write(SECTIONS[name])
+            file.write(POSTGRESQL.format(dsn=args.dsn) if name == "postgresql" else SECTIONS[name])
         data = os.path.join(directory, "data")
+        os.makedirs(os.path.join(data, "cache"))
         command = [sys.executable, "-m", "zodbshootout", "maintain", config, "-q"]
         command += ["--sizes", str(args.objects), "--operations", args.operations]
         command += ["--garbage", str(args.garbage), "--revisions", str(args.revisions)]
@@ -75,9 +83,11 @@ def main() -> int:
     parser.add_argument("--revisions", type=int, default=2)
     parser.add_argument("--operations", default="open,reindex,pack")
     parser.add_argument("--cache-objects", type=int, default=None)
+    parser.add_argument("--dsn", default="", help="--only postgresql: a new, empty database's")
     parser.add_argument(
-        "--only", choices=sorted(SECTIONS), action="append", help="default: " + ", ".join(DEFAULT)
-    )
+        "--only", choices=sorted([*SECTIONS, "postgresql"]), action="append",
+        help="default: " + ", ".join(DEFAULT),
+    )  # fmt: skip
     args = parser.parse_args()
     good = True
     print(f"load average at the start: {load()}", flush=True)
