@@ -37,6 +37,23 @@ MEMCACHED_HOST = os.environ.get("ZODBSHOOTOUT_MEMCACHED_HOST", "127.0.0.1")
 MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "24004"))
 
 
+#: Set to 1 to run the tests marked ``alone``: they judge a run's drift over
+#: tens of seconds, which the suite's other tests, starting and stopping
+#: beside them, would make a busier machine; .ci/run runs them after the suite.
+ALONE_VARIABLE = "ZODBSHOOTOUT_ALONE"
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get(ALONE_VARIABLE):
+        return
+    skip = pytest.mark.skip(
+        reason=f"judges a drift over time: runs by itself ({ALONE_VARIABLE}=1, as .ci/run does)"
+    )
+    for item in items:
+        if item.get_closest_marker("alone"):
+            item.add_marker(skip)
+
+
 #: Set to 1 to let the tests create databases on the servers above (.ci/run does).
 SHARED_SERVERS_VARIABLE = "ZODBSHOOTOUT_TEST_SERVERS"
 #: The servers whose data the tests change; memcached here is etc/provision.sh's own.

@@ -25,7 +25,7 @@ from support.processes import start_cli, wait_until_session_empty
 
 pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgresql]
+pytestmark = [pytest.mark.slow, pytest.mark.postgresql, pytest.mark.alone]
 
 #: The decay's parameters, shared with benchmarks/soak_decays.py and docs/soak.rst.
 SERVER_DECAY_ARGS = (

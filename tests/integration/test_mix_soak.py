@@ -140,17 +140,15 @@ def _run_page_command(request, tmp_path, words: list[str]):
     return cli.returncode, stdout, stderr
 
 
+@pytest.mark.alone
 @pytest.mark.zeo
 def test_the_pages_steady_run_says_steady_and_names_no_cause(request, tmp_path):
     """No false alarm: ycsb-c on etc/local.conf has nothing that grows, at a steady load.
 
-    Not beside the suite's other tests: their processes come and go during
-    the 20 s, and a p99 that rises as the machine gets busier is a decay the
-    verdict rightly sees (it cannot tell the machine's from the database's).
-    .ci/run runs it alone, after the suite, with ZODBSHOOTOUT_DOC_COMMANDS=1.
+    Not beside the suite's other tests (marked alone): their processes come
+    and go during the 20 s, and a p99 that rises as the machine gets busier
+    is a decay the verdict rightly sees.
     """
-    if not os.environ.get("ZODBSHOOTOUT_DOC_COMMANDS"):
-        pytest.skip("needs a machine whose load holds still: .ci/run runs it alone afterwards")
     commands = _page_commands()
     assert len(commands) == 4  # the steady run, show, the restart, the warm-up curve
     code, stdout, stderr = _run_page_command(request, tmp_path, commands[0])
@@ -168,6 +166,7 @@ def test_the_pages_steady_run_says_steady_and_names_no_cause(request, tmp_path):
     assert shown.count("drift: steady over 20 s, no decay") == 3, shown
 
 
+@pytest.mark.alone
 @pytest.mark.zeo
 def test_the_pages_restart_run_gives_a_verdict_with_its_evidence(request, tmp_path):
     code, stdout, stderr = _run_page_command(request, tmp_path, _page_commands()[2])
@@ -239,6 +238,7 @@ def test_ctrl_c_after_a_checkpoint_keeps_the_intervals_closed_so_far(request, tm
     assert "partial: a checkpoint saved while the run went on" in stdout
 
 
+@pytest.mark.alone
 def test_until_steady_stops_a_steady_run_before_its_maximum(request, tmp_path):
     """ycsb-c on SQLite, nothing grows: steady well before the 60 s maximum.
 
@@ -281,6 +281,7 @@ def _burn() -> None:
         pass
 
 
+@pytest.mark.alone
 def test_a_steady_run_on_a_machine_that_gets_busier_is_no_database_decay(request, tmp_path):
     """No false alarm when the machine, not the database, slows down (issue 30).
 
@@ -372,6 +373,7 @@ def _warmup_config(dsn: str) -> str:
     )
 
 
+@pytest.mark.alone
 @pytest.mark.zeo
 @pytest.mark.postgresql
 def test_the_warmup_curve_shows_a_persistent_cache_at_the_first_second(

@@ -36,3 +36,16 @@ def test_readme_names_the_quick_run_and_says_the_full_suite_takes_minutes():
     assert "python -m pytest tests/unit" in readme
     assert "under a minute" in readme
     assert "takes several minutes" in readme
+
+
+def test_ci_runs_the_tests_the_suite_skips_by_themselves():
+    """Tests marked alone are skipped in the suite: CI runs them after it, alone (-n 0)."""
+    script = (ROOT / ".ci" / "run").read_text()
+    alone = "ZODBSHOOTOUT_ALONE=1 .venv/bin/python -m pytest -q -n 0 -m alone"
+    assert script.index(README_TEST_COMMAND) < script.index(alone)
+    marked = [
+        path.name
+        for path in (ROOT / "tests" / "integration").glob("test_*.py")
+        if "mark.alone" in path.read_text()
+    ]
+    assert marked, "no test is marked alone: the CI step would run nothing"
