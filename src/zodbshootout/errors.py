@@ -37,6 +37,18 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 
+def exit_for_signal(name: str | None) -> int:
+    """The exit code of a run a signal stopped: 143 for SIGTERM, 130 for SIGINT (or any other)."""
+    return EXIT_SIGTERM if name == "SIGTERM" else EXIT_SIGINT
+
+
+def exit_for_run(interrupted: bool, signal: str | None, failed: bool) -> int:
+    """A finished mode's exit code: the signal's if one stopped it, 1 if anything failed."""
+    if interrupted:
+        return exit_for_signal(signal)
+    return EXIT_CELLS_FAILED if failed else EXIT_OK
+
+
 def install_hint(extra: str) -> str:
     """How to install an extra: zodbshootout is installed from a checkout, not from PyPI."""
     return f"pip install '.[{extra}]' in the zodbshootout checkout"

@@ -210,7 +210,7 @@ def exit_code(result: RunResult) -> int:
     cells that failed (1).
     """
     if result.interrupted:
-        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(result.signal)
     if result.failures and not result.measurements and result.nothing_could_run:
         return errors.EXIT_USAGE
     return errors.EXIT_OK if result.complete else errors.EXIT_CELLS_FAILED
@@ -241,7 +241,7 @@ def run_command(argv: Sequence[str]) -> int:
         return report_error(e, args or argparse.Namespace(debug="--debug" in argv))
     except KeyboardInterrupt as e:
         # Interrupted before or after the run itself: nothing to show.
-        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(signal_name(e))
     except Exception as e:
         return report_error(e, args, internal=True)
     return _report(result, outputs, options, args.verbose)

@@ -62,12 +62,8 @@ class MaintainRunner(RunnerSkeleton):
         say: Callable[[str], None] = lambda line: None,
         on_database_done: Callable[[RunResult], None] | None = None,
     ) -> None:
-        result = RunResult(
-            databases=config.names,
-            object_counts=list(options.sizes) or [1],
-            concurrencies=[1],
-            phases=[MAINTAIN_PHASE],
-            repetitions=1,
+        result = RunResult.one_pass(
+            config.names, list(options.sizes) or [1], phases=(MAINTAIN_PHASE,)
         )
         super().__init__(config, result, on_database_done)
         self.options = options

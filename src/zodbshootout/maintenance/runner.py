@@ -36,13 +36,7 @@ class FillRunner(RunnerSkeleton):
         batch: int,
         progress: Callable[[str, int, int], None] = lambda name, done, total: None,
     ) -> None:
-        result = RunResult(
-            databases=config.names,
-            object_counts=[objects],
-            concurrencies=[1],
-            phases=[FILL_PHASE],
-            repetitions=1,
-        )
+        result = RunResult.one_pass(config.names, [objects], phases=(FILL_PHASE,))
         super().__init__(config, result)
         self.objects, self.shape, self.batch = objects, shape, batch
         self.progress = progress

@@ -158,13 +158,7 @@ class MixRunner(RunnerSkeleton):
         say: Callable[[str], None] = lambda line: None,
         on_database_done: Callable[[RunResult], None] | None = None,
     ) -> None:
-        result = RunResult(
-            databases=config.names,
-            object_counts=[options.plan.objects],
-            concurrencies=[options.concurrency],
-            phases=[],
-            repetitions=1,
-        )
+        result = RunResult.one_pass(config.names, [options.plan.objects], options.concurrency)
         super().__init__(config, result, on_database_done)
         self.options = options
         self.say = say

@@ -118,13 +118,7 @@ class ReplayRunner(RunnerSkeleton):
         say: Callable[[str], None] = lambda line: None,
         on_database_done: Callable[[RunResult], None] | None = None,
     ) -> None:
-        result = RunResult(
-            databases=config.names,
-            object_counts=[len(options.plan.sizes)],
-            concurrencies=[options.concurrency],
-            phases=[],
-            repetitions=1,
-        )
+        result = RunResult.one_pass(config.names, [len(options.plan.sizes)], options.concurrency)
         super().__init__(config, result, on_database_done)
         self.options = options
         self.say = say

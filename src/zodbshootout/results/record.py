@@ -148,6 +148,23 @@ class RunResult:
     #: zodbshootout.maintenance.maintain); empty for any other run.
     maintenance: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def one_pass(
+        cls,
+        databases: list[str],
+        object_counts: list[int],
+        concurrency: int = 1,
+        phases: tuple[str, ...] = (),
+    ) -> RunResult:
+        """The result of a mode that measures each database once (mix, replay, fill, maintain)."""
+        return cls(
+            databases=databases,
+            object_counts=object_counts,
+            concurrencies=[concurrency],
+            phases=list(phases),
+            repetitions=1,
+        )
+
     def failure_for(self, key: CellKey) -> Failure | None:
         for failure in self.failures:
             if (

@@ -90,14 +90,14 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
-        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(signal_name(e))
     for name, outcome in outcomes.items():
         emit(_outcome_line(name, outcome, shape))
     for failure in result.failures:
         emit(f"zodbshootout fill: error: {failure.database}: {failure.reason}", sys.stderr)
     if result.interrupted:
         emit("zodbshootout fill: interrupted; run it again to continue", sys.stderr)
-        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(result.signal)
     if result.failures:
         return errors.EXIT_USAGE if result.nothing_could_run else errors.EXIT_CELLS_FAILED
     return errors.EXIT_OK

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
-        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(signal_name(e))
     return _finish(result, outputs, args.format)
 
 
@@ -139,11 +139,8 @@ def _finish(result: object, outputs: object, format_name: str) -> int:
         return errors.EXIT_USAGE
     for line in get_format(format_name).maintenance(MaintenanceRun.of(result)):
         emit(line)
-    if result.interrupted:
-        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
-    if result.failures or getattr(outputs, "save_failed", False):
-        return errors.EXIT_CELLS_FAILED
-    return errors.EXIT_OK
+    failed = bool(result.failures) or getattr(outputs, "save_failed", False)
+    return errors.exit_for_run(result.interrupted, result.signal, failed)
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

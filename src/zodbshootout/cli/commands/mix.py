@@ -460,7 +460,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
         # Before or after the run itself: nothing was measured, nothing to show.
-        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(signal_name(e))
     return _finish(result, outputs, quiet, args.per_worker)
 
 
@@ -483,11 +483,8 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: boo
         for record in run.records:
             for warning in trend_warnings(record) + starved_warnings(record):
                 emit(f"zodbshootout mix: warning: {warning}", sys.stderr)
-    if result.interrupted:
-        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
-    if result.failures or outputs.save_failed:
-        return errors.EXIT_CELLS_FAILED
-    return errors.EXIT_OK
+    failed = bool(result.failures) or outputs.save_failed
+    return errors.exit_for_run(result.interrupted, result.signal, failed)
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

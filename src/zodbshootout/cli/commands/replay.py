@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
-        return errors.EXIT_SIGTERM if signal_name(e) == "SIGTERM" else errors.EXIT_SIGINT
+        return errors.exit_for_signal(signal_name(e))
     return _finish(result, outputs)
 
 
@@ -173,11 +173,8 @@ def _finish(result: RunResult, outputs: RunOutputs) -> int:
     if outputs.table_on_stdout:
         for line in get_format(outputs.format).mix(MixRun.of(result)):
             emit(line)
-    if result.interrupted:
-        return errors.EXIT_SIGTERM if result.signal == "SIGTERM" else errors.EXIT_SIGINT
-    if result.failures or outputs.save_failed:
-        return errors.EXIT_CELLS_FAILED
-    return errors.EXIT_OK
+    failed = bool(result.failures) or outputs.save_failed
+    return errors.exit_for_run(result.interrupted, result.signal, failed)
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)
