@@ -75,9 +75,7 @@ class MaintainRunner(RunnerSkeleton):
         }
 
     def measure(self, servers: EmbeddedServers) -> None:
-        for name in self.config.names:
-            if self.set_up(name, partial(self._database, servers, name)):
-                self.saved()
+        self.measure_each(partial(self._database, servers))
 
     def warn(self, warning: str) -> None:
         self.say(f"warning: {warning}")

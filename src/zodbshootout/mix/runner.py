@@ -177,9 +177,7 @@ class MixRunner(RunnerSkeleton):
                 with contextlib.suppress(Exception):  # its own failure comes when it is measured
                     reachable[name] = servers.addresses(name)
             self.describe_hosts(self.options.hosts, reachable, self.options.timeout_seconds)
-        for name in self.config.names:
-            if self.set_up(name, partial(self.measure_database, servers, name)):
-                self.saved()
+        self.measure_each(partial(self.measure_database, servers))
 
     def warn(self, warning: str) -> None:
         self.say(f"warning: {warning}")

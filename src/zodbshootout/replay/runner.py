@@ -129,9 +129,7 @@ class ReplayRunner(RunnerSkeleton):
         self.use_ladder(Ladder(config, config.names))
 
     def measure(self, servers: EmbeddedServers) -> None:
-        for name in self.config.names:
-            if self.set_up(name, partial(self._measure, servers, name)):
-                self.saved()
+        self.measure_each(partial(self._measure, servers))
 
     def warn(self, warning: str) -> None:
         self.say(f"warning: {warning}")

@@ -153,6 +153,12 @@ class RunnerSkeleton:
             self.fail_database_for(name, e)
         return None
 
+    def measure_each(self, measure_one: Callable[[str], Any]) -> None:
+        """Each database in turn, ``measure_one(name)``; the result saved after each one."""
+        for name in self.config.names:
+            if self.set_up(name, partial(measure_one, name)):
+                self.saved()
+
     def saved(self) -> None:
         """The result as it stands, saved (after every database, and every round)."""
         if self.on_database_done is not None:
