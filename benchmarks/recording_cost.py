@@ -6,7 +6,9 @@ as it is and wrapped by ``zodbshootout.recording.record``, and runs a small
 application loop on each in turn, in slices of ``--slice`` seconds
 (plain, recorded, recorded, plain, ...: both see the machine's load alike)
 until each had ``--seconds``; a recorded slice's time includes writing its
-trace out.  Each transaction opens a connection, reads ``--reads`` objects
+trace out.  The two databases swap places (opened first or second, dataset
+written first or second) every other round: two plain ones differ by about
+5 % by their place alone.  Each transaction opens a connection, reads ``--reads`` objects
 of a dataset, each a storage load (the objects read are turned into ghosts
 again afterwards: the recorder's worst case, since reads that the pickle
 cache serves reach no storage), and every other transaction changes one of
@@ -23,7 +25,7 @@ measurement.
 
 Usage (from a checkout, in the venv that has zodbshootout installed)::
 
-    python benchmarks/recording_cost.py                     # zeo and sqlite, 5 rounds
+    python benchmarks/recording_cost.py                     # zeo and sqlite, 6 rounds
     python benchmarks/recording_cost.py --kinds sqlite --rounds 3 --seconds 2
     python benchmarks/recording_cost.py --keep traces       # keep the traces recorded
 
@@ -120,10 +122,17 @@ def worker(args: argparse.Namespace) -> None:
     """
     import random
 
-    plain, recorded = (
-        open_database(path, args.objects, key)
-        for path, key in zip(args.worker, ("plain", "recorded"), strict=True)
-    )
+    # Two plain databases side by side differ by about 5 % by their place alone
+    # (opened first or second, dataset made first or second): the driver swaps
+    # the places every other round, so that the place weighs on both alike.
+    places = ("first", "second")
+    paths = dict(zip(("plain", "recorded"), args.worker, strict=True))
+    order = ("recorded", "plain") if args.recorded_first else ("plain", "recorded")
+    opened = {
+        name: open_database(paths[name], args.objects, place)
+        for name, place in zip(order, places, strict=True)
+    }
+    plain, recorded = opened["plain"], opened["recorded"]
     # The same keys in the same order for both: the same loads, cache misses, conflicts.
     seed = os.getpid()
     rngs = {"plain": random.Random(seed), "recorded": random.Random(seed)}
@@ -186,13 +195,17 @@ def write_config(directory: str, kind: str, port: int | None, trace: str | None)
     return path
 
 
-def measure(plain: str, recorded: str, args: argparse.Namespace) -> dict[str, list[list[float]]]:
+def measure(
+    plain: str, recorded: str, args: argparse.Namespace, recorded_first: bool
+) -> dict[str, list[list[float]]]:
     """One round in a fresh process: (plain, recorded) transactions per second of each
-    pair of adjacent slices ("pairs"), and CPU seconds per transaction ("cpu_pairs")."""
+    pair of adjacent slices ("pairs"), and CPU seconds per transaction ("cpu_pairs");
+    *recorded_first*: the recorded database takes the first place (see worker)."""
     done = subprocess.run(
         [sys.executable, __file__, "--worker", plain, recorded, "--seconds", str(args.seconds),
          "--slice", str(args.slice), "--warmup", str(args.warmup),
-         "--objects", str(args.objects), "--reads", str(args.reads)],
+         "--objects", str(args.objects), "--reads", str(args.reads),
+         *(["--recorded-first"] if recorded_first else [])],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if done.returncode:
@@ -219,8 +232,8 @@ def measure_kind(kind: str, args: argparse.Namespace, directory: str, call_ns: f
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         recorded = write_config(directory, kind, port, prefix)
         ratios, rounds, recorded_seconds, loads, cpu_ratios = [], [], 0.0, [], []
-        for _ in range(args.rounds):
-            measured = measure(plain, recorded, args)
+        for number in range(args.rounds):
+            measured = measure(plain, recorded, args, recorded_first=number % 2 == 1)
             pairs = measured["pairs"]
             ratios += [recorded_rate / plain_rate for plain_rate, recorded_rate in pairs]
             cpu_ratios += [r / p for p, r in measured["cpu_pairs"] if p > 0]
@@ -298,7 +311,7 @@ def per_call(rounds: int, calls: int = 50_000) -> tuple[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kinds", default="zeo,sqlite")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6, help="even: half each way")
     parser.add_argument("--seconds", type=float, default=3.0, help="per variant and round")
     parser.add_argument("--slice", type=float, default=0.25, help="seconds of one slice")
     parser.add_argument("--warmup", type=float, default=0.5)
@@ -306,6 +319,7 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=10)
     parser.add_argument("--keep", metavar="DIR", help="copy the recorded traces into DIR")
     parser.add_argument("--worker", nargs=2, metavar="CONFIG", help=argparse.SUPPRESS)
+    parser.add_argument("--recorded-first", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)
