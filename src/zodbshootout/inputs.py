@@ -21,9 +21,11 @@ from typing import BinaryIO
 
 from zodbshootout.errors import UsageError
 
-#: What a path that is not a regular file is, for the refusal's message.
+#: What a path that is not a regular file is, for the refusal's message (a
+#: symbolic link only as ``lstat`` sees it: outputfile's refusals).
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
+    (stat.S_ISLNK, "a symbolic link"),
     (stat.S_ISFIFO, "a FIFO"),
     (stat.S_ISSOCK, "a socket"),
     (stat.S_ISCHR, "a character device"),
@@ -38,9 +40,9 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_RESULT_BYTES = 256 << 20
 
 
-def kind_of(mode: int) -> str:
-    """What a file of this ``st_mode`` is, in words ("a FIFO")."""
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+def kind_of(mode: int, otherwise: str = "not a regular file") -> str:
+    """What a file of this ``st_mode`` is, in words ("a FIFO"); *otherwise* for a regular file."""
+    return next((name for test, name in _KINDS if test(mode)), otherwise)
 
 
 def format_size(size_bytes: int) -> str:

@@ -27,17 +27,7 @@ import tempfile
 from collections.abc import Iterator
 
 from zodbshootout.errors import UsageError
-
-#: What a path that is not a regular file is, for the refusal's message.
-_FILE_TYPES = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISLNK, "a symbolic link"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
+from zodbshootout.inputs import kind_of
 
 #: The outputs the running command holds: each target's absolute path and its lock
 #: file's descriptor; None outside a command.  Owned by the process that entered
@@ -212,7 +202,7 @@ def check_output_target(path: str) -> None:
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     if mode is not None and not stat.S_ISREG(mode):
-        kind = next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+        kind = kind_of(mode)
         raise UsageError(
             f"refusing to write {path}: it is {kind}, which saving would replace; "
             "give a new or regular file's path, or - for stdout"
@@ -301,7 +291,7 @@ def check_report_directory(path: str) -> None:
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     if not stat.S_ISDIR(mode):
-        kind = next((name for test, name in _FILE_TYPES if test(mode)), "a regular file")
+        kind = kind_of(mode, "a regular file")
         raise UsageError(
             f"refusing to write a report into {path}: it is {kind}; give a new or empty "
             "directory, or an earlier report's"

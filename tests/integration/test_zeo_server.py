@@ -43,7 +43,7 @@ def test_stop_ends_the_server_with_exit_code_0(write_config, data_dir):
 def test_a_closed_pipe_stops_the_server_by_itself(write_config, data_dir):
     server = _served_server(write_config, data_dir)
     try:
-        server.close_pipe()
+        server.close_input()
         deadline = time.monotonic() + 30
         while server.alive() and time.monotonic() < deadline:
             time.sleep(0.05)

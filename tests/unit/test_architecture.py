@@ -142,7 +142,7 @@ def test_the_graph_sees_the_layers():
 
 #: The modules at the top of the package: the flow's common ground.  They
 #: import only each other (``__main__`` starts the command line).
-BASE = {"errors", "faults", "inputs", "outputfile", "reasons", "redact", ""}
+BASE = {"children", "errors", "faults", "inputs", "outputfile", "reasons", "redact", ""}
 
 #: Package -> the packages it may import (besides itself and BASE).  The flow
 #: reads downwards: cli → run → concurrency → database → probes → options →

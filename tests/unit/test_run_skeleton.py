@@ -16,7 +16,7 @@ import pytest
 
 from zodbshootout.config.loader import load_config
 from zodbshootout.results.record import RunResult
-from zodbshootout.run.skeleton import RunnerSkeleton
+from zodbshootout.run.skeleton import OnePassRunner, RunnerSkeleton
 
 
 class SwallowingRunner(RunnerSkeleton):
@@ -63,3 +63,56 @@ def test_a_swallowed_signal_interrupts_the_run_not_the_database(write_config, si
     assert result.signal == name
     assert runner.failed == {}  # not "first: interrupted"
     assert runner.measured == []  # nor on to the second database
+
+
+class ToyPass(OnePassRunner[int]):
+    """A one-pass mode of *options* workers: "late" fails once open, "early" before."""
+
+    phase = "toy"
+
+    def planned(self, config, options: int) -> RunResult:
+        return RunResult.one_pass(config.names, [7], options)
+
+    def served(self) -> list[str]:
+        return []
+
+    def measure(self, servers) -> None:
+        self.measure_each(self._database)
+
+    def _database(self, name: str) -> bool:
+        if name == "late":
+            self.opened.add(name)
+        if name in ("early", "late"):
+            raise RuntimeError(f"{name} broke")
+        self.result.notes.append(f"{name} measured")
+        return True
+
+
+def test_a_one_pass_failure_is_said_once_its_database_is_open(write_config):
+    path = write_config(
+        "".join(
+            f"<zodb {name}>\n  <mappingstorage/>\n</zodb>\n" for name in ("early", "late", "ok")
+        )
+    )
+    said: list[str] = []
+    result = ToyPass(load_config(path, data_dir="/tmp"), 3, said.append).run()
+    assert [(f.database, f.concurrency, f.object_count, f.phases) for f in result.failures] == [
+        ("early", 3, 7, ("toy",)),
+        ("late", 3, 7, ("toy",)),
+    ]
+    # Before it was open: said at the end, as a set-up failure; after: at once.
+    assert result.setup_failed == ["early"]
+    assert said == ["late: failed: RuntimeError: late broke"]
+    assert result.notes == ["ok measured"]
+
+
+def test_a_one_pass_mode_warns_through_its_say(write_config):
+    said: list[str] = []
+    runner = ToyPass(
+        load_config(write_config("<zodb ok>\n  <mappingstorage/>\n</zodb>\n"), "/tmp"),
+        1,
+        said.append,
+    )
+    runner.warn("hosts differ")
+    assert said == ["warning: hosts differ"]
+    assert runner.result.notes == []

@@ -9,8 +9,8 @@ subcommand without touching it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, NoReturn
 
 from zodbshootout.cli.numbers import RTT_HELP, RTT_LADDER, Number
 from zodbshootout.errors import UsageError
@@ -59,6 +59,29 @@ def _bind_signed_values(argv: list[str]) -> list[str]:
 MAX_PERCENT = 10_000.0
 #: A percentage of at least 0 (``5`` or ``5%``), e.g. --fail-if-slower.
 percent = Number(float, 0, MAX_PERCENT, "percent", suffix="%")
+
+
+class Option(NamedTuple):
+    """An option of a table that :func:`add_options` adds."""
+
+    flags: tuple[str, ...]
+    parse: Callable[[str], Any]
+    default: Any
+    #: --help; ``{default}`` there is the default, ``{NAME}`` a value add_options is given.
+    help: str
+    metavar: str | None = None  # None: argparse's own (the option's name in capitals)
+
+
+def add_options(parser: argparse.ArgumentParser, options: Iterable[Option], **values: Any) -> None:
+    """Each of *options*, its --help filled in with its default and *values*."""
+    for option in options:
+        parser.add_argument(
+            *option.flags,
+            type=option.parse,
+            default=option.default,
+            metavar=option.metavar,
+            help=option.help.format(default=option.default, **values),
+        )
 
 
 def add_files(parser: argparse.ArgumentParser, name: str, metavar: str, help: str) -> None:

@@ -27,13 +27,13 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
 from zodbshootout import storages
+from zodbshootout.children import PipedChild
 from zodbshootout.concurrency.task import OnProgress, StageOutcome
 from zodbshootout.errors import CellError, UsageError, install_hint
 from zodbshootout.workload.root import ForeignDataError
@@ -89,25 +89,14 @@ def _receive(stream: IO[bytes], deadline: float | None = None) -> Any:
     return pickle.loads(_read_exactly(stream, size, deadline))
 
 
-class GeventSession:
+class GeventSession(PipedChild):
     """The runner's side: a concurrency.Session whose threads are greenlets in a child."""
 
     def __init__(self, spec: Any) -> None:
         problem = gevent_missing()
         if problem:
             raise CellError(problem)
-        # The child's stderr, kept to explain a crash; closed by close().
-        self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
-        env = dict(os.environ)
-        # The child must import this package even when run from a checkout.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", _PROGRAM],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-        )
+        super().__init__([sys.executable, "-c", _PROGRAM])  # its stderr explains a crash
         self._closed = False
         self._busy = False  # a request is out: the child is not listening
         try:
@@ -115,10 +104,6 @@ class GeventSession:
         except BaseException:
             self.close()
             raise
-
-    @property
-    def pid(self) -> int:
-        return self._process.pid
 
     def _call(self, message: Any, timeout_seconds: float) -> Any:
         assert self._process.stdin is not None
@@ -157,11 +142,7 @@ class GeventSession:
             return StageOutcome(error=str(e))
 
     def _last_error(self) -> str:
-        self._log.seek(0)
-        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln]
-        if lines:
-            return lines[-1]
-        return f"exit code {self._process.poll()}"
+        return self.last_stderr_line() or f"exit code {self._process.poll()}"
 
     def _stop(self) -> None:
         process = self._process
@@ -172,6 +153,9 @@ class GeventSession:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+    def stop(self) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._closed:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from zodbshootout.concurrency.task import OnProgress, StageOutcome, Task
+from zodbshootout.concurrency.task import DatabaseAt, OnProgress, StageOutcome, Task
 from zodbshootout.concurrency.worker import StageTask
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import ConfigSource
@@ -28,12 +28,12 @@ __all__ += ["Session", "SessionSpec", "stage_tasks"]
 
 
 @dataclass(frozen=True)
-class SessionSpec:
-    """What a session needs; plain data, sent to the gevent child as is."""
+class SessionSpec(DatabaseAt):
+    """What a session needs; plain data, sent to the gevent child as is.
 
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
+    Its first fields (:class:`DatabaseAt`) are the database its workers open.
+    """
+
     concurrency: int
     mode: str = PROCESSES
     sharing: str = SHARED  # threads and gevent only

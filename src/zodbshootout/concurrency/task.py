@@ -11,11 +11,14 @@ every mode runs it.
 A task crosses to another host as plain data too (:func:`encode_task`,
 :func:`decode_task`): its class travels as its module and name, as pickle
 names a class in the processes mode, and only the package's own classes are
-accepted on the way back.
+accepted on the way back.  A task on a database (:class:`DatabaseTask`)
+starts with what its worker opens (:class:`DatabaseAt`) and has its
+``to_plain`` already.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import queue
 import threading
@@ -100,6 +103,41 @@ class Task(Protocol):
     def from_plain(cls, data: dict[str, Any]) -> Task:
         """The task :meth:`to_plain` made *data* of."""
         ...
+
+
+@dataclass(frozen=True)
+class DatabaseAt:
+    """The database a worker opens: one of a configuration's, at its servers' addresses."""
+
+    source: ConfigSource
+    database: str
+    server_addresses: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class DatabaseTask(DatabaseAt):
+    """A task on a database whose fields are plain data, for a worker on another host.
+
+    A subclass adds its fields (after these three) and a ``from_plain`` that
+    decodes its own on top of :meth:`decoded`.
+    """
+
+    def to_plain(self) -> dict[str, Any]:
+        """The task as builtin values."""
+        data: dict[str, Any] = builtins(dataclasses.asdict(self))
+        return data
+
+    @staticmethod
+    def decoded(data: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`to_plain`'s *data* with the database's fields decoded, the others as they are."""
+        # Lazy: the configuration loader imports ZConfig; the protocol module stays light.
+        from zodbshootout.config.loader import ConfigSource
+
+        return {
+            **data,
+            "source": ConfigSource(**data["source"]),
+            "server_addresses": tuple((host, port) for host, port in data["server_addresses"]),
+        }
 
 
 @dataclass

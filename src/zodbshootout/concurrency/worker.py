@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zodbshootout import faults, storages
-from zodbshootout.concurrency.task import Barrier, WorkerContext, WorkerDatabase, builtins
-from zodbshootout.config.loader import ConfigSource, parse_source
+from zodbshootout.concurrency.task import Barrier, DatabaseTask, WorkerContext, WorkerDatabase
+from zodbshootout.config.loader import parse_source
 from zodbshootout.database.cache_sizing import CacheWorkload
 from zodbshootout.database.open import open_database
 from zodbshootout.faults import Fault
@@ -39,16 +39,13 @@ from zodbshootout.results.record import PhaseTiming, timings_from_plain, timings
 
 
 @dataclass(frozen=True)
-class StageTask:
+class StageTask(DatabaseTask):
     """Everything one worker needs for one stage; crosses the process boundary.
 
     A task of the concurrency layer's protocol (concurrency.task): every
     mode calls :meth:`execute` in the worker and :meth:`decode` here.
     """
 
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
     worker: int
     object_count: int
     object_size_bytes: int
@@ -79,17 +76,9 @@ class StageTask:
         # Each step waits twice; the first wait starts its clock.
         return [(2 * index, step.phase) for index, step in enumerate(self.steps) if step.timed]
 
-    def to_plain(self) -> dict[str, Any]:
-        data: dict[str, Any] = builtins(dataclasses.asdict(self))
-        return data
-
     @classmethod
     def from_plain(cls, data: dict[str, Any]) -> StageTask:
-        fields = dict(data)
-        fields["source"] = ConfigSource(**fields["source"])
-        fields["server_addresses"] = tuple(
-            (host, port) for host, port in fields["server_addresses"]
-        )
+        fields = cls.decoded(data)
         fields["steps"] = tuple(Step(**step) for step in fields["steps"])
         fields["loops"] = tuple((phase, loops) for phase, loops in fields["loops"])
         if fields["log"] is not None:

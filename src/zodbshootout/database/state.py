@@ -32,7 +32,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import transaction
 from BTrees.LOBTree import LOBTree
 
 from zodbshootout import storages
@@ -48,6 +47,7 @@ from zodbshootout.workload.root import (
     check_root_is_ours,
     connection_in_transaction,
     populate,
+    untimed_connection,
 )
 
 #: Key of the filler objects below root[ROOT_KEY].
@@ -190,9 +190,7 @@ def ensure_filler(
     """
     if min_objects <= 0:
         return 0
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
+    with untimed_connection(db) as (conn, tm):
         tm.begin()
         top = conn.root()[ROOT_KEY]
         if FILLER_KEY not in top:
@@ -201,7 +199,7 @@ def ensure_filler(
         start = len(filler)
         tm.commit()
         needed = max(0, min_objects - start)
-        written = write_in_batches(
+        return write_in_batches(
             conn,
             tm,
             lambda root: root[ROOT_KEY][FILLER_KEY],
@@ -210,12 +208,6 @@ def ensure_filler(
             objects_per_commit(object_size_bytes, batch),
             on_batch,
         )
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
-    return written
 
 
 def filler_count(db: Any) -> int:

@@ -30,14 +30,18 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
-import transaction
 from persistent.mapping import PersistentMapping
 
 from zodbshootout.errors import CellError
 from zodbshootout.maintenance.trees import tree_class
 from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import BenchmarkObject, make_payload
-from zodbshootout.workload.root import ROOT_KEY, connection_in_transaction, populate
+from zodbshootout.workload.root import (
+    ROOT_KEY,
+    connection_in_transaction,
+    populate,
+    untimed_connection,
+)
 
 #: Key of the fill's marker below root[ROOT_KEY].
 FILL_KEY = "fill"
@@ -104,11 +108,9 @@ def fill(
     populate(db, 0)  # the tool's root key, in a new database
     before = _marker_state(db, shape)
     per_commit = objects_per_commit(shape.object_size_bytes, batch)
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
     records = 0
-    started = time.perf_counter()
-    try:
+    with untimed_connection(db) as (conn, tm):
+        started = time.perf_counter()
         done, pending = before
         if pending is not None:  # the batch an interruption left: finish it
             records += _write_batch(conn, tm, done, pending, shape)
@@ -121,11 +123,6 @@ def fill(
             done = end
             if on_batch is not None:
                 on_batch(done, objects)
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
     seconds = time.perf_counter() - started
     return FillOutcome(before[0], max(before[0], objects), seconds, records)
 
@@ -215,16 +212,9 @@ def refill(db: Any, shape: FillShape, batch: int = DEFAULT_BATCH, garbage: bool 
         return 0
     objects = state["done"]
     per_commit = objects_per_commit(shape.object_size_bytes, batch)
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
+    with untimed_connection(db) as (conn, tm):
         for start in range(0, objects, per_commit):
             _refill_batch(conn, tm, start, min(objects, start + per_commit), shape, garbage)
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
     return shape.garbage_among(objects) if garbage else 0
 
 

@@ -13,15 +13,14 @@ per database, size and operation goes to ``RunResult.maintenance``
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from zodbshootout.children import child_environment
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.open import open_database
 from zodbshootout.database.state import refuse_foreign_data
@@ -30,7 +29,7 @@ from zodbshootout.maintenance import memory
 from zodbshootout.maintenance.fill import FillShape, fill, refill
 from zodbshootout.maintenance.operations import PACKS, WARM_CACHE, not_applicable
 from zodbshootout.results.record import Failure, RunResult
-from zodbshootout.run.skeleton import RunnerSkeleton
+from zodbshootout.run.skeleton import OnePassRunner
 from zodbshootout.storages.servers import EmbeddedServers
 from zodbshootout.workload.root import ForeignDataError
 
@@ -52,36 +51,28 @@ class MaintainOptions:
     cache_objects: int | None = None
 
 
-class MaintainRunner(RunnerSkeleton):
+class MaintainRunner(OnePassRunner[MaintainOptions]):
     """Times each operation on each database (and size); see the module doc."""
 
-    def __init__(
-        self,
-        config: LoadedConfig,
-        options: MaintainOptions,
-        say: Callable[[str], None] = lambda line: None,
-        on_database_done: Callable[[RunResult], None] | None = None,
-    ) -> None:
+    phase = MAINTAIN_PHASE
+
+    def planned(self, config: LoadedConfig, options: MaintainOptions) -> RunResult:
         result = RunResult.one_pass(
             config.names, list(options.sizes) or [1], phases=(MAINTAIN_PHASE,)
         )
-        super().__init__(config, result, on_database_done)
-        self.options = options
-        self.say = say
         result.metadata["maintain"] = {
             "operations": list(options.operations),
             "sizes": list(options.sizes),
             "shape": asdict(options.shape),
         }
+        return result
 
     def measure(self, servers: EmbeddedServers) -> None:
         self.measure_each(partial(self._database, servers))
 
-    def warn(self, warning: str) -> None:
-        self.say(f"warning: {warning}")
-
     def fail_unsettled(self, name: str, reason: str) -> None:
-        self.result.failures.append(Failure(name, 1, 1, (MAINTAIN_PHASE,), reason))
+        # Not said now: the table's notes list the failures.
+        self.result.failures.append(Failure(name, 1, 1, (self.phase,), reason))
         if not any(record["database"] == name for record in self.result.maintenance):
             self.result.setup_failed.append(name)
 
@@ -207,13 +198,10 @@ def run_child(
     With *go*, the child prepares (starts, opens, counts) and starts the
     timed region only once *go* is set.
     """
-    env = dict(os.environ)
-    # The child imports this package even when run from a checkout.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     child = subprocess.Popen(
         [sys.executable, "-m", "zodbshootout.maintenance.child"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env,
+        text=True, env=child_environment(),
     )  # fmt: skip
     assert child.stdin is not None
     assert child.stdout is not None

@@ -15,9 +15,14 @@ _HWM = re.compile(r"^VmHWM:\s+(\d+) kB", re.MULTILINE)
 _RSS = re.compile(r"^VmRSS:\s+(\d+) kB", re.MULTILINE)
 
 
-def _status(pid: int | str) -> str:
-    with open(f"/proc/{pid}/status") as file:
-        return file.read()
+def _status_bytes(field: re.Pattern[str], pid: int | str) -> int | None:
+    """*field* of /proc/PID/status (in kB there), in bytes; None where it can't be read."""
+    try:
+        with open(f"/proc/{pid}/status") as file:
+            found = field.search(file.read())
+    except OSError:
+        return None
+    return int(found.group(1)) * 1024 if found else None
 
 
 def reset_peak(pid: int | str = "self") -> str | None:
@@ -32,17 +37,9 @@ def reset_peak(pid: int | str = "self") -> str | None:
 
 def peak_rss_bytes(pid: int | str = "self") -> int | None:
     """The most resident memory *pid* had since its start or the last reset (None: unknown)."""
-    try:
-        found = _HWM.search(_status(pid))
-    except OSError:
-        return None
-    return int(found.group(1)) * 1024 if found else None
+    return _status_bytes(_HWM, pid)
 
 
 def rss_bytes(pid: int | str = "self") -> int | None:
     """The resident memory *pid* has now (None: unknown)."""
-    try:
-        found = _RSS.search(_status(pid))
-    except OSError:
-        return None
-    return int(found.group(1)) * 1024 if found else None
+    return _status_bytes(_RSS, pid)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zodbshootout import storages
-from zodbshootout.concurrency.task import Barrier, WorkerContext, builtins
+from zodbshootout.concurrency.task import Barrier, DatabaseTask, WorkerContext
 from zodbshootout.config.loader import ConfigSource
 from zodbshootout.database.open import open_database
 from zodbshootout.mix import operations
@@ -54,12 +54,9 @@ Counts = dict[str, int | None]
 
 
 @dataclass(frozen=True)
-class MixWorkTask:
+class MixWorkTask(DatabaseTask):
     """The counting pass's task (concurrency.task's protocol): one worker, plain data back."""
 
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
     plan: MixPlan
     barrier_timeout_seconds: float
     transactions: int = TRANSACTIONS
@@ -67,10 +64,6 @@ class MixWorkTask:
 
     def timed_waits(self) -> list[tuple[int, str]]:
         return []  # nothing timed
-
-    def to_plain(self) -> dict[str, Any]:
-        data: dict[str, Any] = builtins(dataclasses.asdict(self))
-        return data
 
     @classmethod
     def from_plain(cls, data: dict[str, Any]) -> MixWorkTask:

@@ -24,10 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
-import transaction
-
 from zodbshootout import concurrency, faults, storages
-from zodbshootout.concurrency.hosts import hosts_problem
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.database.state import refuse_foreign_data, write_in_batches
@@ -45,15 +42,15 @@ from zodbshootout.results import warmup
 from zodbshootout.results.drift import judge
 from zodbshootout.results.histogram import merge
 from zodbshootout.results.mix import MixRecord, join_stages, merge_reports
-from zodbshootout.results.record import Failure, RunResult
+from zodbshootout.results.record import RunResult
 from zodbshootout.results.rtt import mix_fits
 from zodbshootout.results.steady import SteadyRule
 from zodbshootout.run.ladder import Ladder, Route
-from zodbshootout.run.skeleton import RunnerSkeleton, describe_error
+from zodbshootout.run.skeleton import OnePassRunner, describe_error
 from zodbshootout.storages.servers import EmbeddedServers
 from zodbshootout.workload.limits import objects_per_commit
 from zodbshootout.workload.objects import make_payload
-from zodbshootout.workload.root import ROOT_KEY, populate
+from zodbshootout.workload.root import ROOT_KEY, populate, untimed_connection
 
 #: Objects written per commit while loading the dataset.
 LOAD_BATCH = 10_000
@@ -116,9 +113,7 @@ class MixOptions:
 
 def ensure_dataset(db: Any, objects: int, size_bytes: int) -> tuple[int, int]:
     """At least *objects* objects in the dataset; (first free key for inserts, written)."""
-    tm = transaction.TransactionManager(explicit=True)
-    conn = db.open(transaction_manager=tm)
-    try:
+    with untimed_connection(db) as (conn, tm):
         tm.begin()
         top = conn.root()[ROOT_KEY]
         if MIX_KEY not in top:
@@ -141,32 +136,20 @@ def ensure_dataset(db: Any, objects: int, size_bytes: int) -> tuple[int, int]:
         free = max(objects, tree.maxKey() + 1 if len(tree) else 0)
         tm.abort()
         return free, written
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
 
 
-class MixRunner(RunnerSkeleton):
+class MixRunner(OnePassRunner[MixOptions]):
     """Runs one mix over a configuration's databases; see :meth:`run`."""
 
-    def __init__(
-        self,
-        config: LoadedConfig,
-        options: MixOptions,
-        say: Callable[[str], None] = lambda line: None,
-        on_database_done: Callable[[RunResult], None] | None = None,
-    ) -> None:
+    phase = MIX_PHASE
+
+    def planned(self, config: LoadedConfig, options: MixOptions) -> RunResult:
         result = RunResult.one_pass(config.names, [options.plan.objects], options.concurrency)
-        super().__init__(config, result, on_database_done)
-        self.options = options
-        self.say = say
-        #: Databases opened and guarded: a failure from then on (a server
-        #: that dies while the dataset loads) is a failed database, not a set-up.
-        self.opened: set[str] = set()
-        self.result.metadata["mix"] = options.as_metadata()
-        self.use_ladder(Ladder(config, config.names, options.rtt, options.hosts))
+        result.metadata["mix"] = options.as_metadata()
+        return result
+
+    def planned_ladder(self, config: LoadedConfig, options: MixOptions) -> Ladder:
+        return Ladder(config, config.names, options.rtt, options.hosts)
 
     def measure(self, servers: EmbeddedServers) -> None:
         """Every database in turn, saved after each."""
@@ -178,22 +161,6 @@ class MixRunner(RunnerSkeleton):
                     reachable[name] = servers.addresses(name)
             self.describe_hosts(self.options.hosts, reachable, self.options.timeout_seconds)
         self.measure_each(partial(self.measure_database, servers))
-
-    def warn(self, warning: str) -> None:
-        self.say(f"warning: {warning}")
-
-    def fail_unsettled(self, name: str, reason: str) -> None:
-        options = self.options
-        self.result.failures.append(
-            Failure(name, options.concurrency, options.plan.objects, (MIX_PHASE,), reason)
-        )
-        measured = any(record["database"] == name for record in self.result.mix)
-        if not measured and name not in self.opened:
-            # Said once, at the end, as the classic run does: under the table,
-            # or as the one error line when no database could be set up.
-            self.result.setup_failed.append(name)
-        else:
-            self.say(f"{name}: failed: {reason}")
 
     def record_fits(self) -> None:
         self.result.metadata["rtt"]["fits"] = [fit.as_data() for fit in mix_fits(self.result)]
@@ -213,27 +180,12 @@ class MixRunner(RunnerSkeleton):
 
     def _measure_row(self, name: str, row: str, route: Route) -> None:
         """Load, run, merge, read back *row*, whose workers open *route*."""
-        options, addresses = self.options, route.addresses
+        options = self.options
         factory = self.config.databases[name]
-        # Threads share one DB, as the classic run's --threads shared.
-        mode = concurrency.mode_of(
-            concurrency.THREADS if options.threads else concurrency.PROCESSES
+        session = self.open_session(
+            name, route, options.concurrency, options.threads, options.hosts
         )
-        problem = mode.problem(concurrency.SHARED, options.concurrency, factory)
-        problem = problem or hosts_problem(options.hosts, addresses)
-        if problem:
-            raise CellError(problem)
-        spec = concurrency.SessionSpec(
-            route.source,
-            name,
-            tuple(addresses),
-            options.concurrency,
-            mode.name,
-            hosts=options.hosts,
-            shares_one_db=mode.shares_one_db(concurrency.SHARED),
-            setup=route.setup,
-        )
-        with contextlib.closing(mode.open_session(spec)) as session:
+        with contextlib.closing(session):
             loaded: dict[str, Any] = {}
             session.populate(lambda db: loaded.update(self._load(name, row, db)))
             # As the classic run does after populate: the loader's close left

@@ -14,7 +14,6 @@ hidden.  The worker returns plain data (see :meth:`MixTask.execute`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import time
@@ -27,8 +26,7 @@ from transaction.interfaces import TransientError
 from ZODB.POSException import ConflictError
 
 from zodbshootout import storages
-from zodbshootout.concurrency.task import Barrier, OnProgress, WorkerContext, builtins
-from zodbshootout.config.loader import ConfigSource
+from zodbshootout.concurrency.task import Barrier, DatabaseTask, OnProgress, WorkerContext
 from zodbshootout.database.open import open_database
 from zodbshootout.mix import operations
 from zodbshootout.mix.keys import KeyChooser, make_chooser, zipfian_cumulative
@@ -61,12 +59,9 @@ class MixPlan:
 
 
 @dataclass(frozen=True)
-class MixTask:
+class MixTask(DatabaseTask):
     """One worker's task (concurrency.task's protocol): every mode runs it, plain data back."""
 
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
     worker: int
     workers: int
     plan: MixPlan
@@ -78,11 +73,6 @@ class MixTask:
         # The second barrier wait starts the measured duration (--hosts records its skew).
         return [(1, "mix")]
 
-    def to_plain(self) -> dict[str, Any]:
-        """The task as builtin values, for a worker on another host."""
-        data: dict[str, Any] = builtins(dataclasses.asdict(self))
-        return data
-
     @classmethod
     def from_plain(cls, data: dict[str, Any]) -> MixTask:
         """The task :meth:`to_plain` encoded."""
@@ -92,14 +82,7 @@ class MixTask:
         workload["hot"] = tuple(workload["hot"])
         plan["workload"] = Workload(**workload)
         plan["shape"] = Shape(**plan["shape"])
-        return cls(
-            **{
-                **data,
-                "source": ConfigSource(**data["source"]),
-                "server_addresses": tuple((host, port) for host, port in data["server_addresses"]),
-                "plan": MixPlan(**plan),
-            }
-        )
+        return cls(**{**cls.decoded(data), "plan": MixPlan(**plan)})
 
     def execute(self, barrier: Barrier, context: WorkerContext) -> list[Any]:
         """Run this worker in this process, or as a thread on the context's database; one report.

@@ -15,17 +15,14 @@ loopback, where its workers connect.
 from __future__ import annotations
 
 import json
-import os
-import select
 import shlex
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
 from typing import Any
 
+from zodbshootout.children import PipedChild
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.errors import CellError
 from zodbshootout.network.delays import NO_DELAY, RttStep
@@ -49,7 +46,7 @@ def proxy_command(host: HostSpec | None = None) -> list[str]:
     return ["ssh", "-T", "-o", "BatchMode=yes", host.name, remote]
 
 
-class ProxyProcess:
+class ProxyProcess(PipedChild):
     """A running proxy for *targets*; a context manager, or call stop().
 
     The constructor does not wait: :attr:`listening` does, so several
@@ -66,35 +63,12 @@ class ProxyProcess:
     ) -> None:
         self.targets = [(str(host), int(port)) for host, port in targets]
         self.step = step
-        # Open for the process's lifetime; closed in stop().
-        self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
-        env = dict(os.environ)
-        # The proxy needs this package importable even when run from a checkout.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        self._process = subprocess.Popen(
-            list(command or proxy_command()),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-        )
+        super().__init__(command or proxy_command())
         self._listening: list[Address] | None = None
         request: dict[str, Any] = {"targets": self.targets, **_step_message(step)}
         if ports:
             request["ports"] = [int(port) for port in ports]
         self._send(request)
-
-    @property
-    def pid(self) -> int:
-        return self._process.pid
-
-    def alive(self) -> bool:
-        return self._process.poll() is None
-
-    @property
-    def exit_code(self) -> int | None:
-        """Its exit code once it has stopped (0: it ended as asked; negative: a signal)."""
-        return self._process.poll()
 
     @property
     def listening(self) -> list[Address]:
@@ -125,43 +99,23 @@ class ProxyProcess:
             pass  # it exited: _answer says why
 
     def _answer(self, timeout_seconds: float, doing: str) -> dict[str, Any]:
-        stdout = self._process.stdout
-        assert stdout is not None
-        deadline = time.monotonic() + timeout_seconds
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([stdout], [], [], 0.2)
-            if ready:
-                line = stdout.readline()
-                answer: dict[str, Any] = json.loads(line) if line else {}
-                if "error" not in answer and line:
-                    return answer
-                reason = answer.get("error") or self._last_stderr_line() or "it exited"
-                break
-            if self._process.poll() is not None:
-                reason = self._last_stderr_line() or f"exit code {self._process.returncode}"
-                break
+        line = self.read_line(timeout_seconds)
+        answer: dict[str, Any] = json.loads(line) if line else {}
+        if line and "error" not in answer:
+            return answer
+        if line is not None:
+            reason = answer.get("error") or self.last_stderr_line() or "it exited"
+        elif self._process.poll() is not None:
+            reason = self.last_stderr_line() or f"exit code {self._process.returncode}"
         else:
             reason = f"no answer within {timeout_seconds:g} s"
         self.stop()
         raise CellError(f"the delaying proxy did not {doing}: {reason}")
 
-    def _last_stderr_line(self) -> str:
-        if self._log.closed:
-            return ""
-        self._log.seek(0)
-        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln]
-        return lines[-1] if lines else ""
-
-    def close_lifeline(self) -> None:
-        """Close the proxy's input, as this process's death would; it then exits by itself."""
-        stdin = self._process.stdin
-        if stdin is not None and not stdin.closed:
-            stdin.close()
-
     def stop(self) -> None:
         """Stop the proxy: close its lifeline, then SIGTERM, then SIGKILL, each after a wait."""
         process = self._process
-        self.close_lifeline()
+        self.close_input()  # the lifeline
         for ask in (None, signal.SIGTERM, signal.SIGKILL):
             if process.poll() is not None:
                 break
@@ -174,12 +128,6 @@ class ProxyProcess:
         if process.stdout is not None:
             process.stdout.close()
         self._log.close()
-
-    def __enter__(self) -> ProxyProcess:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 def _step_message(step: RttStep) -> dict[str, float]:

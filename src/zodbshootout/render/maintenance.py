@@ -79,9 +79,8 @@ def gc_line(record: OperationRecord) -> str:
     around = ""
     if len(packs) == 2:
         around = f"; the packs without GC before and after it: {packs[0]:.2f} s, {packs[1]:.2f} s"
-    objects = f" at {record.objects:,} objects" if record.objects else ""
     return (
-        f"{record.database} gc{objects}: zc.zodbdgc found {record.gc_deleted:,} objects "
+        f"{record.database} gc{_at(record)}: zc.zodbdgc found {record.gc_deleted:,} objects "
         f"unreachable and deleted them{around}"
     )
 
@@ -102,9 +101,8 @@ def load_line(record: OperationRecord) -> str:
     versus = ""
     if alone and record.seconds:
         versus = f"; the pack {record.seconds:.2f} s against {alone:.2f} s alone"
-    objects = f" at {record.objects:,} objects" if record.objects else ""
     return (
-        f"{record.database} {record.operation}{objects}: foreground {load.get('workload')}: "
+        f"{record.database} {record.operation}{_at(record)}: foreground {load.get('workload')}: "
         f"{'; '.join(parts)}{versus} (p99: the worst interval's)"
     )
 

@@ -13,12 +13,11 @@ a replay as they read a mix; the calls it issued are its ``replay`` entry.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
-from zodbshootout import concurrency, storages
+from zodbshootout import storages
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.errors import CellError
 from zodbshootout.replay import plan as p
@@ -26,9 +25,9 @@ from zodbshootout.replay.dataset import build_dataset
 from zodbshootout.replay.worker import ReplayTask
 from zodbshootout.results.histogram import encode, new_histogram
 from zodbshootout.results.mix import merge_reports
-from zodbshootout.results.record import Failure, RunResult
-from zodbshootout.run.ladder import Ladder, Route
-from zodbshootout.run.skeleton import RunnerSkeleton
+from zodbshootout.results.record import RunResult
+from zodbshootout.run.ladder import Route
+from zodbshootout.run.skeleton import OnePassRunner
 from zodbshootout.storages.servers import EmbeddedServers
 
 #: The phase name failures of a replay carry, and the workload name of its records.
@@ -108,41 +107,24 @@ class _Schedule:
     workload: _Kinds = field(default_factory=_Kinds)
 
 
-class ReplayRunner(RunnerSkeleton):
+class ReplayRunner(OnePassRunner[ReplayOptions]):
     """Replays one plan on a configuration's databases; see the module doc."""
 
-    def __init__(
-        self,
-        config: LoadedConfig,
-        options: ReplayOptions,
-        say: Callable[[str], None] = lambda line: None,
-        on_database_done: Callable[[RunResult], None] | None = None,
-    ) -> None:
+    phase = REPLAY
+
+    def planned(self, config: LoadedConfig, options: ReplayOptions) -> RunResult:
         result = RunResult.one_pass(config.names, [len(options.plan.sizes)], options.concurrency)
-        super().__init__(config, result, on_database_done)
-        self.options = options
-        self.say = say
-        self.opened: set[str] = set()
-        self.shares = p.assign(options.plan.streams, options.concurrency)
         result.metadata["mix"] = options.as_metadata()
         result.metadata["replay"] = options.replay_metadata()
-        self.use_ladder(Ladder(config, config.names))
+        return result
+
+    @cached_property
+    def shares(self) -> list[list[int]]:
+        """The recorded connections (streams) each worker replays."""
+        return p.assign(self.options.plan.streams, self.options.concurrency)
 
     def measure(self, servers: EmbeddedServers) -> None:
         self.measure_each(partial(self._measure, servers))
-
-    def warn(self, warning: str) -> None:
-        self.say(f"warning: {warning}")
-
-    def fail_unsettled(self, name: str, reason: str) -> None:
-        options = self.options
-        self.result.failures.append(
-            Failure(name, options.concurrency, len(options.plan.sizes), (REPLAY,), reason)
-        )
-        if name not in self.opened:
-            self.result.setup_failed.append(name)
-        else:
-            self.say(f"{name}: failed: {reason}")
 
     def _measure(self, servers: EmbeddedServers, name: str) -> bool:
         for row, route in self.ladder.start(name, servers.addresses(name)).items():
@@ -152,22 +134,8 @@ class ReplayRunner(RunnerSkeleton):
     def _measure_row(self, name: str, row: str, route: Route) -> None:
         options = self.options
         factory = self.config.databases[name]
-        mode = concurrency.mode_of(
-            concurrency.THREADS if options.threads else concurrency.PROCESSES
-        )
-        problem = mode.problem(concurrency.SHARED, options.concurrency, factory)
-        if problem:
-            raise CellError(problem)
-        spec = concurrency.SessionSpec(
-            route.source,
-            name,
-            tuple(route.addresses),
-            options.concurrency,
-            mode.name,
-            shares_one_db=mode.shares_one_db(concurrency.SHARED),
-            setup=route.setup,
-        )
-        with contextlib.closing(mode.open_session(spec)) as session:
+        session = self.open_session(name, route, options.concurrency, options.threads)
+        with contextlib.closing(session):
             built: dict[str, Any] = {}
             session.populate(lambda db: built.update(self._build(name, row, db)))
             storages.before_repetition(factory)

@@ -22,7 +22,6 @@ resolutions are counted, as conflicts of class ``resolved``.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,8 +31,7 @@ from ZODB.Connection import TransactionMetaData
 from ZODB.POSException import ConflictError
 from ZODB.utils import p64, z64
 
-from zodbshootout.concurrency.task import Barrier, WorkerContext, builtins
-from zodbshootout.config.loader import ConfigSource
+from zodbshootout.concurrency.task import Barrier, DatabaseTask, WorkerContext
 from zodbshootout.database.open import open_storage
 from zodbshootout.mix.recorder import Recorder
 from zodbshootout.replay import plan as p
@@ -57,12 +55,9 @@ Entry = list[Any]
 
 
 @dataclass(frozen=True)
-class ReplayTask:
+class ReplayTask(DatabaseTask):
     """One worker's replay (concurrency.task's protocol); plain data in and out."""
 
-    source: ConfigSource
-    database: str
-    server_addresses: tuple[tuple[str, int], ...]
     worker: int
     workers: int
     #: The recorded connections it replays (each its own storage instance).
@@ -78,19 +73,9 @@ class ReplayTask:
     def timed_waits(self) -> list[tuple[int, str]]:
         return [(0, "replay")]
 
-    def to_plain(self) -> dict[str, Any]:
-        data: dict[str, Any] = builtins(dataclasses.asdict(self))
-        return data
-
     @classmethod
     def from_plain(cls, data: dict[str, Any]) -> ReplayTask:
-        return cls(
-            **{
-                **data,
-                "source": ConfigSource(**data["source"]),
-                "server_addresses": tuple((host, port) for host, port in data["server_addresses"]),
-            }
-        )
+        return cls(**cls.decoded(data))
 
     def execute(self, barrier: Barrier, context: WorkerContext) -> list[Any]:
         """Replay this worker's share in this process (or on a thread's shared DB)."""

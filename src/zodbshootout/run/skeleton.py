@@ -1,7 +1,8 @@
 """What every mode's runner shares: the run's frame, databases set up, hosts, failures, signals.
 
-The classic run (run.runner.Runner) and mix (mix.runner.MixRunner) are
-modes on this skeleton.  It starts the configuration's embedded servers
+The classic run (run.runner.Runner) and the modes that measure each
+database once (:class:`OnePassRunner`: mix, replay, maintain) are modes on
+this skeleton.  It starts the configuration's embedded servers
 for the run and stops them on any way out; turns SIGINT and SIGTERM into an
 orderly stop that keeps what was measured, marked interrupted with the
 signal's name (run.signals; docs/safety.rst); sets up each database so
@@ -19,18 +20,19 @@ import logging
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from zodbshootout import storages
+from zodbshootout import concurrency, storages
 from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
-from zodbshootout.concurrency.hosts import HostError
+from zodbshootout.concurrency.hosts import HostError, hosts_problem
+from zodbshootout.concurrency.session import Session
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.errors import CellError, UsageError
 from zodbshootout.probes.diagnostics import log_current_traceback
 from zodbshootout.reasons import one_line
 from zodbshootout.redact import find_secrets, install_log_redaction, redact
-from zodbshootout.results.record import RunResult
+from zodbshootout.results.record import Failure, RunResult
 from zodbshootout.run.ladder import Ladder, Route
 from zodbshootout.run.signals import Terminated, interruptible, signal_name
 from zodbshootout.storages.servers import EmbeddedServers, embedded_servers
@@ -38,6 +40,8 @@ from zodbshootout.workload.root import ForeignDataError
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: A one-pass mode's options (MixOptions, ReplayOptions, MaintainOptions).
+OptionsT = TypeVar("OptionsT")
 Addresses = list[tuple[str, int]]
 
 
@@ -168,6 +172,31 @@ class RunnerSkeleton:
         if note not in self.result.notes:
             self.result.notes.append(note)
 
+    def open_session(
+        self, name: str, route: Route, workers: int, threads: bool, hosts: tuple[HostSpec, ...] = ()
+    ) -> Session:
+        """A session of *workers* on *route* (a row of *name*); a CellError where it can't be.
+
+        Its workers are processes (on the --hosts *hosts*), or *threads*
+        sharing one DB, as the classic run's --threads share.
+        """
+        mode = concurrency.mode_of(concurrency.THREADS if threads else concurrency.PROCESSES)
+        problem = mode.problem(concurrency.SHARED, workers, self.config.databases[name])
+        problem = problem or hosts_problem(hosts, route.addresses)
+        if problem:
+            raise CellError(problem)
+        spec = concurrency.SessionSpec(
+            route.source,
+            name,
+            tuple(route.addresses),
+            workers,
+            mode.name,
+            hosts=hosts,
+            shares_one_db=mode.shares_one_db(concurrency.SHARED),
+            setup=route.setup,
+        )
+        return mode.open_session(spec)
+
     # -- hosts --
 
     def describe_hosts(
@@ -230,6 +259,57 @@ class RunnerSkeleton:
     def one_line(self, reason: str) -> str:
         """*reason* as a footnote: one line, no secrets."""
         return one_line(redact(reason, self.secrets))
+
+
+class OnePassRunner(RunnerSkeleton, Generic[OptionsT]):
+    """A mode that measures each database (or --rtt row) once: mix, replay, maintain.
+
+    It supplies :meth:`planned` (its result before anything is measured)
+    and, with --rtt, :meth:`planned_ladder`.  Its lines (progress, warnings, a
+    failure once its database is open) go to *say*.  A failure costs the
+    one pass's cell, with the mode's *phase*.
+    """
+
+    #: The phase its failures carry.
+    phase = ""
+
+    def __init__(
+        self,
+        config: LoadedConfig,
+        options: OptionsT,
+        say: Callable[[str], None] = lambda line: None,
+        on_database_done: Callable[[RunResult], None] | None = None,
+    ) -> None:
+        super().__init__(config, self.planned(config, options), on_database_done)
+        self.options = options
+        self.say = say
+        #: Databases and rows opened and guarded: a failure from then on (a server
+        #: that dies while the dataset loads) is a failed database, not a set-up.
+        self.opened: set[str] = set()
+        self.use_ladder(self.planned_ladder(config, options))
+
+    def planned(self, config: LoadedConfig, options: OptionsT) -> RunResult:
+        """The result of the run *options* plan: its cells, what it records of them."""
+        raise NotImplementedError
+
+    def planned_ladder(self, config: LoadedConfig, options: OptionsT) -> Ladder:
+        """The rows measured: by default each database, one row of its own name."""
+        return Ladder(config, config.names)
+
+    def warn(self, warning: str) -> None:
+        self.say(f"warning: {warning}")
+
+    def fail_unsettled(self, name: str, reason: str) -> None:
+        result = self.result
+        result.failures.append(
+            Failure(name, result.concurrencies[0], result.object_counts[0], (self.phase,), reason)
+        )
+        if name not in self.opened:
+            # Said once, at the end, as the classic run does: under the table,
+            # or as the one error line when no database could be set up.
+            result.setup_failed.append(name)
+        else:
+            self.say(f"{name}: failed: {reason}")
 
 
 def _with_others(ladder: Ladder, names: list[str]) -> list[str]:

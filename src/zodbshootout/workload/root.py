@@ -2,8 +2,8 @@
 
 ``populate`` gives each worker a fresh container under :data:`ROOT_KEY`,
 refusing (:class:`ForeignDataError`) a database whose root holds anything
-else; :func:`connection_in_transaction` is the untimed set-up work's
-connection.  Opening the database is :mod:`zodbshootout.database.open`'s job.
+else; :func:`connection_in_transaction` and :func:`untimed_connection` are the untimed
+set-up work's connections.  Opening the database is :mod:`zodbshootout.database.open`'s job.
 """
 
 from __future__ import annotations
@@ -26,26 +26,38 @@ class ForeignDataError(CellError):
 
 
 @contextlib.contextmanager
-def connection_in_transaction(db: Any, commit: bool = True) -> Iterator[Any]:
-    """A connection of its own in an explicit transaction, for untimed set-up work.
+def untimed_connection(db: Any) -> Iterator[tuple[Any, Any]]:
+    """A connection of its own and its explicit transaction manager, for untimed work.
 
-    The transaction commits when the block ends (or aborts, with
-    ``commit=False``, for reads); an error aborts it; the connection closes.
+    The block begins and ends its transactions (a fill commits one per
+    batch, so that an interruption keeps what it committed); an error
+    aborts the one in flight; the connection closes.
     """
     tm = transaction.TransactionManager(explicit=True)
     conn = db.open(transaction_manager=tm)
     try:
+        yield conn, tm
+    except BaseException:
+        tm.abort()
+        raise
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def connection_in_transaction(db: Any, commit: bool = True) -> Iterator[Any]:
+    """A connection of its own in one explicit transaction, for untimed set-up work.
+
+    The transaction commits when the block ends (or aborts, with
+    ``commit=False``, for reads); an error aborts it; the connection closes.
+    """
+    with untimed_connection(db) as (conn, tm):
         tm.begin()
         yield conn
         if commit:
             tm.commit()
         else:
             tm.abort()
-    except BaseException:
-        tm.abort()
-        raise
-    finally:
-        conn.close()
 
 
 def populate(db: Any, concurrency: int, container_factory: Any = PersistentMapping) -> None:

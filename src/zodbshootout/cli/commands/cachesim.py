@@ -35,6 +35,17 @@ DESCRIPTION = (
 )
 
 
+def add_max_trace_size(parser: argparse.ArgumentParser, default: int, help: str) -> None:
+    """--max-trace-size: the decompressed bytes of a trace read (cachesim's, trace-stats')."""
+    parser.add_argument(
+        "--max-trace-size",
+        metavar="SIZE",
+        type=Parsed(parse_max_trace_size, ("{}", "{}GB"), (str(MAX_MAX_BYTES + 1),), "size"),
+        default=default,
+        help=help,
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_files(
         parser,
@@ -57,12 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=list(DEFAULT_POLICIES),
         help="caches to replay through: zeo, relstorage, lru (default: all three)",
     )
-    parser.add_argument(
-        "--max-trace-size",
-        metavar="SIZE",
-        type=Parsed(parse_max_trace_size, ("{}", "{}GB"), (str(MAX_MAX_BYTES + 1),), "size"),
-        default=DEFAULT_MAX_BYTES,
-        help="read at most this much of each trace, decompressed, e.g. 2GB (default: 128MB; "
+    add_max_trace_size(
+        parser,
+        DEFAULT_MAX_BYTES,
+        "read at most this much of each trace, decompressed, e.g. 2GB (default: 128MB; "
         "at most 64GB): every access is kept in memory and replayed per policy and size",
     )
     add_format(parser, "table", {"table": "aligned text, default"})

@@ -20,9 +20,11 @@ from typing import Any
 from zodbshootout import errors
 from zodbshootout.cli.commands import Command
 from zodbshootout.cli.numbers import OBJECT_SIZE, Number
+from zodbshootout.cli.parsing import Option, add_options
 from zodbshootout.cli.printing import write_line
+from zodbshootout.cli.running import run_configured
 from zodbshootout.cli.say import emit
-from zodbshootout.config.loader import DATA_DIR_VARIABLE, ConfigError, data_directory, load_config
+from zodbshootout.config.loader import DATA_DIR_VARIABLE, LoadedConfig
 from zodbshootout.errors import UsageError
 
 DESCRIPTION = (
@@ -52,45 +54,40 @@ def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
     from zodbshootout.maintenance.fill import DEFAULT_BATCH
     from zodbshootout.maintenance.trees import MAX_FANOUT
 
-    parser.add_argument(
-        "--garbage", metavar="SHARE", type=Number(float, 0, 1, below=True), default=0.0,
-        help="share of the N objects left unreachable for a pack to collect (default 0)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--revisions", metavar="R", type=Number(int, 1, MAX_REVISIONS), default=1,
-        help="R, revisions written per object: the history a history-preserving "
-        "storage keeps (default 1)",
-    )  # fmt: skip
-    parser.add_argument(
-        "-s", "--object-size", metavar="BYTES", type=OBJECT_SIZE, default=100,
-        help="payload bytes per object (default 100)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--fanout", metavar="F", type=Number(int, 0, MAX_FANOUT), default=0,
-        help="entries per BTree node (bucket and internal node) of the objects' tree; "
-        "0: LOBTree's own, 120 per bucket (default 0)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--batch", metavar="OBJECTS", type=Number(int, 1, 1_000_000), default=DEFAULT_BATCH,
-        help=f"objects per commit (default {DEFAULT_BATCH})",
+    add_options(
+        parser,
+        (
+            Option(("--garbage",), Number(float, 0, 1, below=True), 0.0,
+                   "share of the N objects left unreachable for a pack to collect (default 0)",
+                   "SHARE"),
+            Option(("--revisions",), Number(int, 1, MAX_REVISIONS), 1,
+                   "R, revisions written per object: the history a history-preserving "
+                   "storage keeps (default 1)", "R"),
+            Option(("-s", "--object-size"), OBJECT_SIZE, 100,
+                   "payload bytes per object (default 100)", "BYTES"),
+            Option(("--fanout",), Number(int, 0, MAX_FANOUT), 0,
+                   "entries per BTree node (bucket and internal node) of the objects' tree; "
+                   "0: LOBTree's own, 120 per bucket (default 0)", "F"),
+            Option(("--batch",), Number(int, 1, 1_000_000), DEFAULT_BATCH,
+                   "objects per commit (default {default})", "OBJECTS"),
+        ),
     )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     """The fill subcommand: 0 filled, 1 a database failed, 2 nothing could be filled."""
-    from zodbshootout.run.signals import signal_name, sigterm_unwinds
-
     shape = shape_of(args)
     lasting = bool(os.environ.get(DATA_DIR_VARIABLE))  # (loading the config sets it)
-    try:
-        with sigterm_unwinds(), data_directory() as data_dir:
-            config = load_config(args.config, data_dir)
-            check_where(config, args.objects, shape, args.quiet, lasting)
-            result, outcomes = _fill(config, args, shape)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
-    except KeyboardInterrupt as e:
-        return errors.exit_for_signal(signal_name(e))
+
+    def work(config: LoadedConfig) -> tuple[Any, dict[str, Any]]:
+        check_where(config, args.objects, shape, args.quiet, lasting)
+        return _fill(config, args, shape)
+
+    return run_configured(args, work, lambda done: _report(*done, shape))
+
+
+def _report(result: Any, outcomes: dict[str, Any], shape: Any) -> int:
+    """Each database's line, each failure's; the exit code."""
     for name, outcome in outcomes.items():
         emit(_outcome_line(name, outcome, shape))
     for failure in result.failures:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+from typing import TYPE_CHECKING
 
 from zodbshootout import errors
 from zodbshootout.cli.commands import Command
@@ -24,10 +24,14 @@ from zodbshootout.cli.commands.fill import (
 )
 from zodbshootout.cli.numbers import TIMEOUT, Number, Numbers
 from zodbshootout.cli.parsing import add_format, add_output
-from zodbshootout.cli.printing import write_line
+from zodbshootout.cli.running import exit_for_mode, run_mode, said_by, setup_failed
 from zodbshootout.cli.say import emit
-from zodbshootout.config.loader import DATA_DIR_VARIABLE, ConfigError, data_directory, load_config
-from zodbshootout.errors import UsageError
+from zodbshootout.config.loader import DATA_DIR_VARIABLE, LoadedConfig
+
+if TYPE_CHECKING:  # the runner imports ZODB: only a maintain run loads it
+    from zodbshootout.cli.outputs import RunOutputs
+    from zodbshootout.maintenance.maintain import MaintainRunner
+    from zodbshootout.results.record import RunResult
 
 DESCRIPTION = (
     "Time maintenance operations (pack with and without GC, zc.zodbdgc's GC, FileStorage's "
@@ -89,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
     """The maintain subcommand: 0 measured, 1 a database failed, 2 nothing could run."""
     from zodbshootout.cli.outputs import RunOutputs
     from zodbshootout.maintenance.maintain import MaintainOptions, MaintainRunner
-    from zodbshootout.results import metadata
-    from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
     shape = shape_of(args)
     sizes = tuple(sorted(set(args.sizes or ())))
@@ -100,47 +102,27 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     outputs = RunOutputs(args)
     lasting = bool(os.environ.get(DATA_DIR_VARIABLE))
+    say = said_by("maintain", bool(args.quiet))
 
-    def say(line: str) -> None:
-        if not args.quiet:
-            write_line(f"zodbshootout maintain: {line}")
+    def start(config: LoadedConfig) -> MaintainRunner:
+        if sizes:
+            check_where(config, max(sizes), shape, args.quiet, lasting=True)
+        elif not lasting:
+            say(f"note: without --sizes or {DATA_DIR_VARIABLE} the databases are new")
+        return MaintainRunner(config, options, say, outputs.database_done)
 
-    try:
-        with sigterm_unwinds(), data_directory() as data_dir:
-            config = load_config(args.config, data_dir)
-            if sizes:
-                check_where(config, max(sizes), shape, args.quiet, lasting=True)
-            elif not lasting:
-                say(f"note: without --sizes or {DATA_DIR_VARIABLE} the databases are new")
-            runner = MaintainRunner(config, options, say, outputs.database_done)
-            runner.result.metadata.update(
-                environment=metadata.environment(),
-                config=metadata.config_metadata(config.source.path, config.source.text),
-                format=args.format,
-            )
-            result = runner.run()
-        outputs.finish(result)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
-    except KeyboardInterrupt as e:
-        return errors.exit_for_signal(signal_name(e))
-    return _finish(result, outputs, args.format)
+    return run_mode(args, outputs, start, lambda result: _finish(result, outputs, args.format))
 
 
-def _finish(result: object, outputs: object, format_name: str) -> int:
+def _finish(result: RunResult, outputs: RunOutputs, format_name: str) -> int:
     from zodbshootout.render.formats import get_format
     from zodbshootout.results.maintenance import MaintenanceRun
-    from zodbshootout.results.record import RunResult
 
-    assert isinstance(result, RunResult)
-    if result.failures and not result.maintenance and result.nothing_could_run:
-        for failure in result.failures:
-            emit(f"zodbshootout maintain: error: {failure.database}: {failure.reason}", sys.stderr)
+    if setup_failed(result, bool(result.maintenance), "maintain"):
         return errors.EXIT_USAGE
     for line in get_format(format_name).maintenance(MaintenanceRun.of(result)):
         emit(line)
-    failed = bool(result.failures) or getattr(outputs, "save_failed", False)
-    return errors.exit_for_run(result.interrupted, result.signal, failed)
+    return exit_for_mode(result, outputs)
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

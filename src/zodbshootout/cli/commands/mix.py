@@ -11,8 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zodbshootout import errors, faults
 from zodbshootout.cli.commands import Command
@@ -26,11 +25,10 @@ from zodbshootout.cli.numbers import (
     RestartAt,
     Seconds,
 )
-from zodbshootout.cli.parsing import add_format, add_hosts_and_rtt, add_output
-from zodbshootout.cli.printing import write_line
+from zodbshootout.cli.parsing import Option, add_format, add_hosts_and_rtt, add_options, add_output
+from zodbshootout.cli.running import exit_for_mode, run_mode, said_by, setup_failed
 from zodbshootout.cli.say import emit
 from zodbshootout.config.hosts import HostSpec, parse_hosts
-from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.errors import UsageError
 from zodbshootout.mix.keys import ZIPFIAN_THETA
 from zodbshootout.mix.schedule import (
@@ -53,7 +51,6 @@ from zodbshootout.mix.workloads import (
 )
 from zodbshootout.options.run import DEFAULT_OBJECT_SIZE_BYTES
 from zodbshootout.outputfile import written_name
-from zodbshootout.results import metadata
 from zodbshootout.results.histogram import require_hdrhistogram
 from zodbshootout.results.record import RunResult
 from zodbshootout.workload.limits import (
@@ -128,47 +125,38 @@ def _check_intervals(duration_seconds: float, interval_seconds: float) -> None:
         )
 
 
-#: The options of the dataset's and the run's size: flags, type, default, and --help,
-#: where {default} is the default.
-_SIZES: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
-    (("-n", "--objects"), Number(int, 1, MAX_MIN_OBJECTS), DEFAULT_OBJECTS,
+#: The options of the dataset's and the run's size.
+_SIZES = (
+    Option(("-n", "--objects"), Number(int, 1, MAX_MIN_OBJECTS), DEFAULT_OBJECTS,
      "M, objects in the dataset (default {default})"),
-    (("-s", "--object-size"), OBJECT_SIZE, DEFAULT_OBJECT_SIZE_BYTES,
+    Option(("-s", "--object-size"), OBJECT_SIZE, DEFAULT_OBJECT_SIZE_BYTES,
      "payload bytes per object (default {default})"),
-    (("-c", "--concurrency"), CONCURRENCY, DEFAULT_CONCURRENCY,
+    Option(("-c", "--concurrency"), CONCURRENCY, DEFAULT_CONCURRENCY,
      "workers (default {default})"),
-    (("-k", "--objects-per-transaction"), PER_TRANSACTION, 5,
+    Option(("-k", "--objects-per-transaction"), PER_TRANSACTION, 5,
      "K, objects a read, update, rmw or readcurrent touches (default {default})"),
-    (("--scan-length",), PER_TRANSACTION, 50, "L, objects a scan reads (default {default})"),
-    (("-d", "--duration"), Seconds(MIN_DURATION_SECONDS, MAX_TIMEOUT_SECONDS),
+    Option(("--scan-length",), PER_TRANSACTION, 50, "L, objects a scan reads (default {default})"),
+    Option(("-d", "--duration"), Seconds(MIN_DURATION_SECONDS, MAX_TIMEOUT_SECONDS),
      DEFAULT_DURATION_SECONDS,
      f"measured seconds, at least {MIN_DURATION_SECONDS:g} (default {{default:g}})"),
-    (("--warmup",), Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds"), DEFAULT_WARMUP_SECONDS,
+    Option(("--warmup",), Number(float, 0, MAX_TIMEOUT_SECONDS, "seconds"), DEFAULT_WARMUP_SECONDS,
      "untimed seconds first (default {default:g})"),
 )  # fmt: skip
 
 #: The options of retries, choices and intervals, likewise.
-_REPEATS: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...] = (
-    (("--max-tries",), Number(int, 1, MAX_TRIES), 10,
+_REPEATS = (
+    Option(("--max-tries",), Number(int, 1, MAX_TRIES), 10,
      "attempts of a transaction that conflicts (default {default})"),
-    (("--seed",), SEED, None, "seed of the key and operation choices (default: random; recorded)"),
-    (("--interval",), Number(float, MIN_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"), None,
-     "seconds per progress interval, at least {MIN_INTERVAL_SECONDS:g} (default 1, or "
+    Option(("--seed",), SEED, None,
+     "seed of the key and operation choices (default: random; recorded)"),
+    Option(("--interval",), Number(float, MIN_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS, "seconds"),
+     None, "seconds per progress interval, at least {MIN_INTERVAL_SECONDS:g} (default 1, or "
      f"--duration ÷ {SOAK_INTERVALS:,} for longer runs)"),
-    (("--checkpoint",), Seconds(MIN_CHECKPOINT_SECONDS, MAX_TIMEOUT_SECONDS),
+    Option(("--checkpoint",), Seconds(MIN_CHECKPOINT_SECONDS, MAX_TIMEOUT_SECONDS),
      DEFAULT_CHECKPOINT_SECONDS,
      "with -o or --save-to: save the intervals closed so far every SECONDS while the run "
      "goes on, marked partial (default {default:g})"),
 )  # fmt: skip
-
-
-def _add_options(
-    parser: argparse.ArgumentParser,
-    options: tuple[tuple[tuple[str, ...], Callable[[str], Any], Any, str], ...],
-) -> None:
-    for flags, parse, default, text in options:
-        help_text = text.format(default=default, MIN_INTERVAL_SECONDS=MIN_INTERVAL_SECONDS)
-        parser.add_argument(*flags, type=parse, default=default, help=help_text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -195,7 +183,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"how keys are chosen (default: the workload's): zipfian ({ZIPFIAN_THETA}, "
         "scrambled), latest, uniform, hotspot",
     )
-    _add_options(parser, _SIZES)
+    add_options(parser, _SIZES)
     _add_schedule_arguments(parser)
     _add_soak_arguments(parser)
     _add_output_arguments(parser)
@@ -217,7 +205,7 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
         default=CONSTANT,
         help="with --rate: evenly spaced starts, or a Poisson process",
     )
-    _add_options(parser, _REPEATS)
+    add_options(parser, _REPEATS, MIN_INTERVAL_SECONDS=MIN_INTERVAL_SECONDS)
     parser.add_argument(
         "--threads",
         action="store_true",
@@ -425,7 +413,6 @@ def run(args: argparse.Namespace) -> int:
     from zodbshootout.cli.outputs import RunOutputs
     from zodbshootout.concurrency.hosts import HostError, load_execnet
     from zodbshootout.mix.runner import MixRunner
-    from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
     options = mix_options(args)
     if args.debug:
@@ -433,35 +420,20 @@ def run(args: argparse.Namespace) -> int:
 
         enable_debug_log()  # a failed database's traceback, as the classic run's --debug
     outputs = RunOutputs(args)
-    quiet = bool(args.quiet)
+    say = said_by("mix", bool(args.quiet))
 
-    def say(line: str) -> None:
-        if not quiet:
-            write_line(f"zodbshootout mix: {line}")  # from the progress thread too
+    def before() -> None:
+        if options.hosts:
+            load_execnet()  # a missing extra is the one line, before anything starts
 
-    try:
-        # SIGTERM unwinds like Ctrl-C, so the temporary data directory is
-        # removed whenever it comes (the runner handles both while it measures).
-        with sigterm_unwinds():
-            if options.hosts:
-                load_execnet()  # a missing extra is the one line, before anything starts
-            with data_directory() as data_dir:
-                config = load_config(args.config, data_dir)
-                runner = MixRunner(config, options, say, outputs.database_done)
-                runner.result.metadata.update(
-                    label=args.label,
-                    environment=metadata.environment(),
-                    config=metadata.config_metadata(config.source.path, config.source.text),
-                    format=args.format,  # what show prints by default
-                )
-                result = runner.run()
-            outputs.finish(result)
-    except (ConfigError, HostError) as e:
-        raise UsageError(str(e)) from None
-    except KeyboardInterrupt as e:
-        # Before or after the run itself: nothing was measured, nothing to show.
-        return errors.exit_for_signal(signal_name(e))
-    return _finish(result, outputs, quiet, args.per_worker)
+    return run_mode(
+        args,
+        outputs,
+        lambda config: MixRunner(config, options, say, outputs.database_done),
+        lambda result: _finish(result, outputs, bool(args.quiet), args.per_worker),
+        before=before,
+        usage_errors=(HostError,),
+    )
 
 
 def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: bool) -> int:
@@ -471,9 +443,7 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: boo
     from zodbshootout.results.mix_stats import trend_warnings
 
     # 2 only when no database could be set up; a server that died later is a failure (1).
-    if result.failures and not result.mix and not result.interrupted and result.nothing_could_run:
-        for failure in result.failures:
-            emit(f"zodbshootout mix: error: {failure.database}: {failure.reason}", sys.stderr)
+    if setup_failed(result, bool(result.mix), "mix"):
         return errors.EXIT_USAGE
     run = MixRun.of(result, per_worker)
     if outputs.table_on_stdout:
@@ -483,8 +453,7 @@ def _finish(result: RunResult, outputs: RunOutputs, quiet: bool, per_worker: boo
         for record in run.records:
             for warning in trend_warnings(record) + starved_warnings(record):
                 emit(f"zodbshootout mix: warning: {warning}", sys.stderr)
-    failed = bool(result.failures) or outputs.save_failed
-    return errors.exit_for_run(result.interrupted, result.signal, failed)
+    return exit_for_mode(result, outputs)
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

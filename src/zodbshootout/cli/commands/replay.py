@@ -19,12 +19,10 @@ from zodbshootout import errors
 from zodbshootout.cli.commands import Command
 from zodbshootout.cli.numbers import CONCURRENCY, TIMEOUT, Number
 from zodbshootout.cli.parsing import add_format, add_output
-from zodbshootout.cli.printing import write_line
+from zodbshootout.cli.running import exit_for_mode, run_mode, said_by, setup_failed
 from zodbshootout.cli.say import emit
-from zodbshootout.config.loader import ConfigError, data_directory, load_config
 from zodbshootout.errors import UsageError
 from zodbshootout.outputfile import written_name
-from zodbshootout.results import metadata
 from zodbshootout.results.histogram import require_hdrhistogram
 
 if TYPE_CHECKING:  # the runner imports ZODB: only a replay loads it
@@ -130,51 +128,31 @@ def run(args: argparse.Namespace) -> int:
     require_hdrhistogram()
     from zodbshootout.cli.outputs import RunOutputs
     from zodbshootout.replay.runner import ReplayRunner
-    from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
     options = replay_options(args)
-    quiet = bool(args.quiet)
-    if not quiet:
+    if not args.quiet:
         for line in _said(options):
             emit(f"zodbshootout replay: warning: {line}", sys.stderr)
     outputs = RunOutputs(args)
-
-    def say(line: str) -> None:
-        if not quiet:
-            write_line(f"zodbshootout replay: {line}")
-
-    try:
-        with sigterm_unwinds(), data_directory() as data_dir:
-            config = load_config(args.config, data_dir)
-            runner = ReplayRunner(config, options, say, outputs.database_done)
-            runner.result.metadata.update(
-                label=args.label,
-                environment=metadata.environment(),
-                config=metadata.config_metadata(config.source.path, config.source.text),
-                format=args.format,
-            )
-            result = runner.run()
-        outputs.finish(result)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
-    except KeyboardInterrupt as e:
-        return errors.exit_for_signal(signal_name(e))
-    return _finish(result, outputs)
+    say = said_by("replay", bool(args.quiet))
+    return run_mode(
+        args,
+        outputs,
+        lambda config: ReplayRunner(config, options, say, outputs.database_done),
+        lambda result: _finish(result, outputs),
+    )
 
 
 def _finish(result: RunResult, outputs: RunOutputs) -> int:
     from zodbshootout.render.formats import get_format
     from zodbshootout.results.mix import MixRun
 
-    if result.failures and not result.mix and not result.interrupted and result.nothing_could_run:
-        for failure in result.failures:
-            emit(f"zodbshootout replay: error: {failure.database}: {failure.reason}", sys.stderr)
+    if setup_failed(result, bool(result.mix), "replay"):
         return errors.EXIT_USAGE
     if outputs.table_on_stdout:
         for line in get_format(outputs.format).mix(MixRun.of(result)):
             emit(line)
-    failed = bool(result.failures) or outputs.save_failed
-    return errors.exit_for_run(result.interrupted, result.signal, failed)
+    return exit_for_mode(result, outputs)
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

@@ -95,13 +95,20 @@ def run(args: argparse.Namespace) -> int:
         warn("report", skipped, args.quiet)
         aggregate = args.aggregate or saved_aggregate(runs[-1].result, None)
         report = html.history_report(runs, history_cells(runs), aggregate)
-    try:
-        written = html.write_report(report, args.output)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
-    if not args.quiet:
-        emit(f"zodbshootout: wrote {written[0]} ({len(written)} files)", sys.stderr)
+    write_page(report, args.output, args.quiet)
     return EXIT_OK
+
+
+def write_page(report: Report, directory: str, quiet: bool) -> None:
+    """*report* written into *directory* (report's and trace-stats --html's), and said."""
+    from zodbshootout.render import html
+
+    try:
+        written = html.write_report(report, directory)
+    except OSError as e:
+        raise UsageError(f"cannot write {directory}: {e.strerror or e}") from None
+    if not quiet:
+        emit(f"zodbshootout: wrote {written[0]} ({len(written)} files)", sys.stderr)
 
 
 def _comparison_report(paths: list[str], chosen: str | None) -> Report:

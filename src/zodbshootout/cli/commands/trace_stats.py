@@ -13,10 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from zodbshootout.cachesim.records import MAX_MAX_BYTES
-from zodbshootout.cachesim.replay import parse_max_trace_size
 from zodbshootout.cli.commands import Command
-from zodbshootout.cli.numbers import Number, Parsed
+from zodbshootout.cli.commands.cachesim import add_max_trace_size
+from zodbshootout.cli.numbers import Number
 from zodbshootout.cli.parsing import add_files
 from zodbshootout.cli.say import emit
 from zodbshootout.errors import EXIT_OK, UsageError
@@ -58,12 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=written_name,
         help="also write the analysis as a page with charts into DIR (a report directory)",
     )
-    parser.add_argument(
-        "--max-trace-size",
-        metavar="SIZE",
-        type=Parsed(parse_max_trace_size, ("{}", "{}GB"), (str(MAX_MAX_BYTES + 1),), "size"),
-        default=DEFAULT_CACHE_TRACE_BYTES,
-        help="read at most this much of a cache trace, decompressed (default: 1GB)",
+    add_max_trace_size(
+        parser,
+        DEFAULT_CACHE_TRACE_BYTES,
+        "read at most this much of a cache trace, decompressed (default: 1GB)",
     )
 
 
@@ -170,16 +167,10 @@ def _cache_traces(paths: list[str], analysis: object, max_bytes: int) -> list[st
 
 
 def _write_page(args: argparse.Namespace, title: str, counts: list[str], summary: object) -> None:
-    from zodbshootout.render import html
+    from zodbshootout.cli.commands.report import write_page
     from zodbshootout.render.trace_report import trace_report
 
-    report = trace_report(title, counts, summary)  # type: ignore[arg-type]
-    try:
-        written = html.write_report(report, args.html)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.html}: {e.strerror or e}") from None
-    if not args.quiet:
-        emit(f"zodbshootout: wrote {written[0]} ({len(written)} files)", sys.stderr)
+    write_page(trace_report(title, counts, summary), args.html, args.quiet)  # type: ignore[arg-type]
 
 
 COMMAND = Command(description=DESCRIPTION, add_arguments=add_arguments, run=run)

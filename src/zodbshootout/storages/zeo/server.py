@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from zodbshootout.children import PipedChild
 from zodbshootout.config.loader import ConfigSource, parse_source
 from zodbshootout.errors import CellError
 
@@ -38,24 +36,13 @@ class ServerRequest:
     index: int  # position among the database's embedded sections (storages.embedded_zeo_sections)
 
 
-class ZEOServerProcess:
+class ZEOServerProcess(PipedChild):
     """A running embedded ZEO server; use as a context manager or call stop()."""
 
     def __init__(self, request: ServerRequest) -> None:
         self.request = request
-        # Open for the server's lifetime; closed in stop().
-        self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
         self._stderr_tail = ""  # kept from the log when stop() closes it
-        env = dict(os.environ)
-        # The server needs this package importable even when run from a checkout.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "zodbshootout.storages.zeo.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-        )
+        super().__init__([sys.executable, "-m", "zodbshootout.storages.zeo.server"])
         assert self._process.stdin is not None
         self._process.stdin.write(json.dumps(_encode(request)).encode() + b"\n")
         self._process.stdin.flush()
@@ -79,24 +66,11 @@ class ZEOServerProcess:
                 raise
         return self._address
 
-    @property
-    def pid(self) -> int:
-        return self._process.pid
-
     def _read_address(self) -> tuple[str, int]:
-        stdout = self._process.stdout
-        assert stdout is not None
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([stdout], [], [], 0.2)
-            if ready:
-                line = stdout.readline()
-                if line:
-                    host, port = json.loads(line)
-                    return host, int(port)
-                break  # EOF: the server exited
-            if self._process.poll() is not None:
-                break
+        line = self.read_line(START_TIMEOUT_SECONDS)
+        if line:
+            host, port = json.loads(line)
+            return host, int(port)
         exited = self._process.poll() is not None
         self.stop()
         reason = self._stderr_tail or (
@@ -105,26 +79,6 @@ class ZEOServerProcess:
             else f"no address within {START_TIMEOUT_SECONDS:.0f} s"
         )
         raise CellError(f"the embedded ZEO server did not start: {reason}")
-
-    def _last_stderr_line(self) -> str:
-        """The last line the server wrote to stderr: its own reason for failing."""
-        self._log.seek(0)
-        lines = [ln for ln in self._log.read().decode(errors="replace").splitlines() if ln]
-        return lines[-1] if lines else ""
-
-    def alive(self) -> bool:
-        return self._process.poll() is None
-
-    @property
-    def exit_code(self) -> int | None:
-        """The server's exit code once it has stopped (negative: the signal that ended it)."""
-        return self._process.poll()
-
-    def close_pipe(self) -> None:
-        """Close the server's stdin, as the runner's death would; it then stops by itself."""
-        stdin = self._process.stdin
-        if stdin is not None and not stdin.closed:
-            stdin.close()
 
     def ask_to_stop(self) -> None:
         """Send SIGTERM without waiting (stop() waits), so that servers stop side by side.
@@ -151,14 +105,8 @@ class ZEOServerProcess:
                 stream.close()
         if not self._log.closed:
             # Read before closing: stop() may be what ended a failed start.
-            self._stderr_tail = self._last_stderr_line()
+            self._stderr_tail = self.last_stderr_line()
             self._log.close()
-
-    def __enter__(self) -> ZEOServerProcess:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 def _encode(request: ServerRequest) -> dict[str, Any]:
