@@ -62,13 +62,14 @@ def run_configured(
     # Lazy: the run package (and what it imports) loads only when a run starts.
     from zodbshootout.run.signals import signal_name, sigterm_unwinds
 
+    usage: tuple[type[Exception], ...] = (ConfigError, *usage_errors)
     try:
         with sigterm_unwinds():
             before()
             with data_directory() as data_dir:
                 done = work(load_config(args.config, data_dir))
             after(done)
-    except (ConfigError, *usage_errors) as e:
+    except usage as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
         # Before or after the run itself: nothing was measured, nothing to show.
