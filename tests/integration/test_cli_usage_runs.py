@@ -55,7 +55,7 @@ def test_mix_says_its_lines_through_the_one_writer(write_config, monkeypatch):
         calls.append(line)
         real(line, stream)
 
-    monkeypatch.setattr("zodbshootout.cli.commands.mix.write_line", spy)
+    monkeypatch.setattr("zodbshootout.cli.running.write_line", spy)  # the modes' say
     code, _stdout, stderr = run_main(
         "mix", write_config(IN_MEMORY), "--threads", "-n", "20", "-d", "0.3", "--warmup", "0"
     )
