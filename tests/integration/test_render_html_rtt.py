@@ -16,8 +16,7 @@ import pytest
 
 from zodbshootout.outputfile import REPORT_MARKER as MARKER
 
-from conftest import run_cli
-from support import configs
+from support import shared_runs
 from support.browser import browse, probe
 
 pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -e '.[plot]')")
@@ -41,33 +40,15 @@ window.addEventListener("load", function () {
 </script>"""
 
 
-def _ladder(base: pathlib.Path, command: tuple[str, ...], *argv: str) -> pathlib.Path:
-    """A ladder at 0, 2 and 5 ms on an embedded ZEO and a FileStorage, saved; its report
-    beside it in site/."""
-    config = base / "ladder.conf"
-    config.write_text(configs.embedded_zeo("zeo") + configs.filestorage("fs"))
-    result = base / "ladder.json"
-    env = {"ZODBSHOOTOUT_DATA": str(base / "data")}
-    done = run_cli(
-        *command, str(config), *argv, "--rtt", "0,2,5ms", "-o", str(result), "-q", env=env
-    )
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    done = run_cli("report", str(result), "-o", str(base / "site"))
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    return result
-
-
 @pytest.fixture(scope="module")
 def classic(tmp_path_factory) -> pathlib.Path:
-    argv = ("-n", "30", "-c", "1", "-r", "1", "cold", "prefetch", "steamin")
-    return _ladder(tmp_path_factory.mktemp("rttreport"), (), *argv)
+    return shared_runs.rtt_ladder(tmp_path_factory, "classic")
 
 
 @pytest.fixture(scope="module")
 def mix(tmp_path_factory) -> pathlib.Path:
     pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
-    argv = ("-n", "200", "-c", "1", "-d", "1", "--warmup", "0.2")
-    return _ladder(tmp_path_factory.mktemp("rttmixreport"), ("mix",), *argv)
+    return shared_runs.rtt_ladder(tmp_path_factory, "mix")
 
 
 def _check_drawn(ladder: pathlib.Path, tmp_path: pathlib.Path, titles: list[str]) -> None:

@@ -15,27 +15,18 @@ from zodbshootout.results import file as resultfile
 from zodbshootout.results.mix import MixRun
 
 from conftest import run_cli
-from support import configs
+from support import shared_runs
 
 pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
 pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -e '.[plot]')")
 
 pytestmark = [pytest.mark.slow, pytest.mark.zeo]
 
-INTERVAL = 0.25
-
 
 @pytest.fixture(scope="module")
 def mix_result(tmp_path_factory) -> pathlib.Path:
-    base = tmp_path_factory.mktemp("mixplot")
-    config = base / "mix.conf"
-    config.write_text(configs.embedded_zeo("zeo") + configs.sqlite("sqlite"))
-    out = base / "mix.json"
-    env = {"ZODBSHOOTOUT_DATA": str(base / "data")}
-    argv = ("-n", "200", "-d", "1.5", "--warmup", "0", "--interval", str(INTERVAL), "-q")
-    done = run_cli("mix", str(config), *argv, "-o", str(out), env=env)
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    return out
+    """The short mix run on an embedded ZEO server and on SQLite (test_report's too)."""
+    return shared_runs.zeo_and_sqlite_mix(tmp_path_factory)
 
 
 def _run(path: pathlib.Path) -> MixRun:

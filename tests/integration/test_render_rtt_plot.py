@@ -17,7 +17,7 @@ from zodbshootout.results.record import CellKey
 from zodbshootout.results.stats import cell_stats
 
 from conftest import run_cli
-from support import configs
+from support import shared_runs
 
 pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -e '.[plot]')")
 
@@ -26,27 +26,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.zeo]
 STEPS = ("zeo@0ms", "zeo@2ms", "zeo@5ms")
 
 
-def _ladder(base: pathlib.Path, command: tuple[str, ...], *argv: str) -> pathlib.Path:
-    config = base / "ladder.conf"
-    config.write_text(configs.embedded_zeo("zeo") + configs.filestorage("fs"))
-    out = base / "ladder.json"
-    env = {"ZODBSHOOTOUT_DATA": str(base / "data")}
-    done = run_cli(*command, str(config), *argv, "--rtt", "0,2,5ms", "-o", str(out), "-q", env=env)
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    return out
-
-
 @pytest.fixture(scope="module")
 def classic(tmp_path_factory) -> pathlib.Path:
-    base = tmp_path_factory.mktemp("rttclassic")
-    return _ladder(base, (), "-n", "30", "-c", "1", "-r", "1", "cold", "steamin")
+    return shared_runs.rtt_ladder(tmp_path_factory, "classic")
 
 
 @pytest.fixture(scope="module")
 def mix(tmp_path_factory) -> pathlib.Path:
     pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
-    base = tmp_path_factory.mktemp("rttmix")
-    return _ladder(base, ("mix",), "-n", "200", "-c", "1", "-d", "1", "--warmup", "0.2")
+    return shared_runs.rtt_ladder(tmp_path_factory, "mix")
 
 
 def _lines(axes) -> dict[str, tuple[list[float], list[float]]]:
@@ -77,7 +65,7 @@ def test_a_classic_ladder_is_a_chart_per_phase_against_the_rtt_measured(classic,
     figure = build_rtt_figure(result)
     try:
         charts = {axes.get_title(): _lines(axes) for axes in figure.axes}
-        assert set(charts) == {"cold", "steamin"}
+        assert set(charts) == {"cold", "prefetch", "steamin"}
         for phase, lines in charts.items():
             # One line: ZEO's; the FileStorage has no RTT.
             (xs, ys) = lines["zeo"]

@@ -19,7 +19,7 @@ import pytest
 from zodbshootout.outputfile import REPORT_MARKER as MARKER
 
 from conftest import run_cli
-from support import configs
+from support import configs, shared_runs
 from support.browser import browse, probe
 
 pytestmark = pytest.mark.slow
@@ -169,21 +169,9 @@ window.addEventListener("load", function () {
 
 @pytest.fixture(scope="module")
 def mix_report(tmp_path_factory) -> pathlib.Path:
-    """A short mix run on an embedded ZEO server and SQLite, as a report."""
+    """A short mix run on an embedded ZEO server and SQLite, as a report (its site/)."""
     pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -e .)")
-    base = tmp_path_factory.mktemp("mixreport")
-    config = base / "mix.conf"
-    config.write_text(configs.embedded_zeo("zeo") + configs.sqlite("sqlite"))
-    result = base / "mix.json"
-    env = {"ZODBSHOOTOUT_DATA": str(base / "data")}
-    argv = ("-n", "200", "-d", "1.5", "--warmup", "0", "--interval", "0.25", "-q")
-    done = run_cli("mix", str(config), *argv, "-o", str(result), env=env)
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    out = base / "site"
-    done = run_cli("report", str(result), "-o", str(out))
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    assert f"wrote {out / 'index.html'} (3 files)" in done.stderr
-    return out
+    return shared_runs.zeo_and_sqlite_mix(tmp_path_factory).parent / "site"
 
 
 def test_a_mix_report_is_its_tables_and_a_chart_page_linked_from_them(mix_report, tmp_path):
