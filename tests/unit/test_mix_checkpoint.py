@@ -70,3 +70,37 @@ def test_a_soak_line_says_the_time_left():
     progress.total_intervals = 7200
     progress.take(("interval", 0, 0, 1, _histogram(10)))
     assert lines[0].endswith(", 1:59:59 left")
+
+
+def test_a_merge_into_a_reused_histogram_equals_the_librarys_decode_and_add():
+    """The coordinator merges each interval into one histogram it empties and reuses
+    (no cyclic garbage per interval): the same counts, bounds and percentiles as a new
+    histogram that decodes and adds each one, however often it is reused."""
+    import random
+
+    from zodbshootout.results.histogram import encode, merge, new_histogram
+
+    rng = random.Random(3)
+    encoded = []
+    for _ in range(3):
+        histogram = new_histogram()
+        for _ in range(500):
+            histogram.record_value(int(rng.lognormvariate(8, 1.5)) + 1)
+        encoded.append(encode(histogram))
+    encoded.append("")  # an interval without a transaction
+    expected = new_histogram()
+    for text in encoded[:-1]:
+        expected.decode_and_add(text)
+    scratch = new_histogram()
+    merge(encoded[:1], into=scratch)  # something to empty first
+    for _ in range(2):
+        union = merge(encoded, into=scratch)
+        assert union is scratch
+        assert union.get_total_count() == expected.get_total_count() == 1500
+        assert union.get_min_value() == expected.get_min_value()
+        assert union.get_max_value() == expected.get_max_value()
+        for percentile in (50.0, 99.0, 99.9, 100.0):
+            assert union.get_value_at_percentile(percentile) == expected.get_value_at_percentile(
+                percentile
+            )
+        assert encode(union) == encode(expected)

@@ -31,10 +31,11 @@ from zodbshootout.results.mix import MixRecord
 DEFAULT_CHECKPOINT_SECONDS = 60.0
 
 
-def merged_interval(entries: list[tuple[int, str]]) -> tuple[dict[str, Any], Any]:
-    """Every worker's interval *i* as the record's interval, and their histograms' union."""
+def merged_interval(entries: list[tuple[int, str]], into: Any = None) -> tuple[dict[str, Any], Any]:
+    """Every worker's interval *i* as the record's interval, and their histograms' union
+    (*into*, emptied and reused, when given: see results.histogram.merge)."""
     transactions = sum(count for count, _h in entries)
-    union = merge([histogram for _c, histogram in entries])
+    union = merge([histogram for _c, histogram in entries], into)
     interval = {
         "transactions": transactions,
         "p50_us": union.get_value_at_percentile(50.0) if transactions else None,
@@ -58,6 +59,8 @@ class Checkpoints:
     intervals: list[dict[str, Any]] = field(default_factory=list, init=False)
     offset: int = field(default=0, init=False)  # intervals of the earlier stages (restarts)
     total: Any = field(default_factory=new_histogram, init=False)
+    #: Each interval's union, merged into the same histogram every time (no garbage).
+    _scratch: Any = field(default_factory=new_histogram, init=False)
     transactions: int = field(default=0, init=False)
     saves: int = field(default=0, init=False)
     _next: float | None = field(default=None, init=False)
@@ -74,8 +77,8 @@ class Checkpoints:
 
     def closed(self, index: int, entries: list[tuple[int, str]]) -> None:
         """Interval *index* of the current stage, every worker's entry: kept; maybe saved."""
-        interval, union = merged_interval(entries)
         with self._lock:
+            interval, union = merged_interval(entries, self._scratch)
             if self.offset + index != len(self.intervals):
                 return  # out of order (never, as workers send theirs in order): not kept
             self.intervals.append(interval)

@@ -101,6 +101,7 @@ class MixOptions:
             "rate_per_second": plan.rate_per_second,
             "arrival": plan.arrival if plan.rate_per_second else None,
             "interval_seconds": plan.interval_seconds,
+            "idle_connections": plan.idle_connections,
             "concurrency": self.concurrency,
             "mode": "threads" if self.threads else "processes",
             "hosts": {host.name: host.share for host in self.hosts},
@@ -344,6 +345,8 @@ class _IntervalLines:
         self.say = say
         self._pending: dict[int, list[tuple[int, str]]] = {}
         self._lock = threading.Lock()  # the session's progress thread, or the coordinator's
+        self._union: Any = None  # each interval's line merged into the same histogram
+        self._line_lock = threading.Lock()
 
     def take(self, message: Any) -> None:
         """One worker's closed interval: ("interval", worker, index, transactions, histogram)."""
@@ -356,7 +359,9 @@ class _IntervalLines:
             del self._pending[index]
         if self.checkpoints is not None:
             self.checkpoints.closed(index, entries)
-        self.say(self._line(self.offset + index, entries))
+        with self._line_lock:  # one union histogram, reused
+            line = self._line(self.offset + index, entries)
+        self.say(line)
         if self.steady is not None:
             self.steady.closed(sum(count for count, _h in entries))
 
@@ -370,7 +375,7 @@ class _IntervalLines:
 
     def _line(self, index: int, entries: list[tuple[int, str]]) -> str:
         transactions = sum(count for count, _h in entries)
-        union = merge([h for _c, h in entries])
+        self._union = union = merge([h for _c, h in entries], self._union)
         seconds = (index + 1) * self.interval_seconds
         p99 = union.get_value_at_percentile(99.0) / 1000 if transactions else 0.0
         rate = transactions / self.interval_seconds

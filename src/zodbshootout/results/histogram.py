@@ -12,6 +12,8 @@ without it.
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from typing import TYPE_CHECKING
 
 from zodbshootout.errors import UsageError
@@ -57,10 +59,61 @@ def encode(histogram: HdrHistogram) -> str:
     return encoded.decode("ascii") if isinstance(encoded, bytes) else str(encoded)
 
 
-def merge(encoded: list[str]) -> HdrHistogram:
-    """The sum of encoded histograms."""
-    total = new_histogram()
+def merge(encoded: list[str], into: HdrHistogram | None = None) -> HdrHistogram:
+    """The sum of encoded histograms: *into*, emptied first and reused, or a new one.
+
+    Each one is added in place (:func:`add_encoded`), so a runner that merges
+    every worker's interval each second into the same histogram allocates
+    nothing that outlives the call.
+    """
+    total = new_histogram() if into is None else empty(into)
     for text in encoded:
-        if text:
-            total.decode_and_add(text)
+        add_encoded(total, text)
     return total
+
+
+def empty(histogram: HdrHistogram) -> HdrHistogram:
+    """*histogram* emptied in place (one memset: ``reset()`` loops in Python), and returned."""
+    counts = histogram.counts
+    ctypes.memset(ctypes.addressof(counts), 0, ctypes.sizeof(counts))
+    histogram.total_count = 0
+    histogram.min_value = sys.maxsize
+    histogram.max_value = 0
+    return histogram
+
+
+def add_encoded(total: HdrHistogram, encoded: str) -> None:
+    """Add the histogram *encoded* to *total* in place ("": nothing to add).
+
+    The library's ``decode_and_add`` decodes into a new HdrHistogram, which
+    refers to its encoder and the encoder back to it: a cycle, with 188 KB
+    of counts, that only the cyclic garbage collector frees.  A coordinator
+    that merged every worker's interval each second left dozens of them
+    between collections (its traced memory swung by 20 MB) and its resident
+    memory kept the highest swing.  Here the decoded payload (no cycle) is
+    added with the library's own C addition and freed on return.  Every
+    histogram here has the same bounds (:func:`new_histogram`), so the
+    payload's counts line up with *total*'s.
+    """
+    if not encoded:
+        return
+    from hdrh.codec import HdrHistogramEncoder  # lazy: see require_hdrhistogram
+    from pyhdrh import add_array
+
+    payload = HdrHistogramEncoder.decode(encoded)
+    found = payload.init_counts(total.counts_len)
+    if not found["total"]:
+        return
+    add_array(
+        ctypes.addressof(total.counts),
+        ctypes.addressof(payload.get_counts()),
+        total.counts_len,
+        total.word_size,
+    )
+    total.total_count += found["total"]
+    low = total.get_value_from_index(found["min_nonzero_index"])
+    high = total.get_highest_equivalent_value(
+        total.get_value_from_index(found["max_nonzero_index"])
+    )
+    total.min_value = min(total.min_value, low)
+    total.max_value = max(total.max_value, high)
