@@ -1,17 +1,26 @@
 """A real decay made to happen, then found and attributed by ``zodbshootout mix`` (issue 30).
 
-Not a test (tests/integration/test_mix_decays.py is): the run shown on
-docs/soak.rst, "A real decay on the server", printed with the machine's load
-so that it can be pasted there.  It starts a PostgreSQL cluster of its own
+Not a test (tests/integration/test_mix_decays.py is, with the same
+parameters): the runs shown on docs/soak.rst, printed with the machine's load
+so that they can be pasted there.
+
+The server's (default): a PostgreSQL cluster of its own
 (tests/support/privatepg.py: root, the postgres user, the server binaries),
-with autovacuum off, holds a snapshot open in another session (as pg_dump, a
-long report or a session left idle in transaction does), and runs RelStorage
-(history-free) under an update-only mix that restarts its client part-way.
+with autovacuum off and 16 MB of shared buffers, a snapshot held open in
+another session (as pg_dump, a long report or a session left idle in
+transaction does), and RelStorage (history-free) under an update-only mix
+that restarts its client part-way.
 
-Usage (from a checkout, as root, in the venv that has zodbshootout installed)::
+The client's (``--client``): RelStorage on SQLite, two workers each leaving
+a connection idle in its pool (``--idle-connections 1``), half updates of
+one object and half scans of 100 through a pickle cache of 100 objects,
+restarted part-way.
 
-    python benchmarks/soak_decays.py             # 40 s, restart at 28 s
-    python benchmarks/soak_decays.py -d 60 --restart-clients 40
+Usage (from a checkout, as root for the server's, in the venv that has
+zodbshootout installed)::
+
+    python benchmarks/soak_decays.py             # 60 s, restart at 40 s
+    python benchmarks/soak_decays.py --client
 
 Prints the command, ``uptime`` before and after, and the run's output.
 """
@@ -28,13 +37,15 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support import privatepg  # noqa: E402  (the tests' private cluster)
+from integration.test_mix_decays import (  # noqa: E402  (the tests' parameters)
+    CLIENT_DECAY_ARGS,
+    CLIENT_DECAY_CONFIG,
+    CLIENT_DECAY_ENVIRONMENT,
+    SERVER_DECAY_ARGS,
+    SERVER_DECAY_SETTINGS,
+)
 
-#: What every transaction does: update all 100 objects of 1,900 bytes.
-WORKLOAD = (
-    "--mix", "update=100", "--keys", "uniform", "-n", "100", "-k", "100", "-s", "1900",
-    "-c", "1", "--warmup", "0", "--seed", "1",
-)  # fmt: skip
+from support import privatepg  # noqa: E402  (the tests' private cluster)
 
 
 def _uptime() -> str:
@@ -43,16 +54,17 @@ def _uptime() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-d", "--duration", default="40")
-    parser.add_argument("--restart-clients", default="28")
+    parser.add_argument("--client", action="store_true", help="the client-side decay")
     args = parser.parse_args(argv)
+    if args.client:
+        return _client()
     reason = privatepg.unavailable()
     if reason:
         print(f"soak_decays: {reason}", file=sys.stderr)
         return 2
     import psycopg2
 
-    cluster = privatepg.PrivateCluster("zs_decay", "Decay-Pw-4Tq", {"autovacuum": "off"})
+    cluster = privatepg.PrivateCluster("zs_decay", "Decay-Pw-4Tq", SERVER_DECAY_SETTINGS)
     cluster.start()
     try:
         holder = psycopg2.connect(cluster.dsn())
@@ -66,26 +78,40 @@ def main(argv: list[str] | None = None) -> int:
                 f"    <postgresql>\n      dsn {cluster.dsn()}\n    </postgresql>\n"
                 "  </relstorage>\n</zodb>\n"
             )
-            command = [
-                "mix", str(config), *WORKLOAD, "-d", args.duration,
-                "--restart-clients", args.restart_clients, "-q",
-            ]  # fmt: skip
-            print("$ zodbshootout " + " ".join(["mix", "pg.conf", *command[2:]]))
-            print("before:", _uptime())
-            done = subprocess.run(
-                [sys.executable, "-m", "zodbshootout", *command],
-                capture_output=True,
-                text=True,
-                env={**os.environ, "TMPDIR": directory},
-            )
-            print("after: ", _uptime())
-            print(done.stdout.replace(cluster.password, "***"))
-            if done.returncode:
-                print(done.stderr.replace(cluster.password, "***"), file=sys.stderr)
+            done = _run(config, SERVER_DECAY_ARGS, {"TMPDIR": directory}, cluster.password)
         holder.close()
-        return done.returncode
+        return done
     finally:
         cluster.stop()
+
+
+def _client() -> int:
+    with tempfile.TemporaryDirectory(prefix="zs-decay-") as directory:
+        config = pathlib.Path(directory) / "idle.conf"
+        config.write_text(CLIENT_DECAY_CONFIG)
+        environment = {"TMPDIR": directory, **CLIENT_DECAY_ENVIRONMENT}
+        return _run(config, CLIENT_DECAY_ARGS, environment, None)
+
+
+def _run(
+    config: pathlib.Path, workload: tuple[str, ...], environment: dict[str, str], secret: str | None
+) -> int:
+    """Run the mix on *config*, print the command, the load and the output; its exit code."""
+    command = ["mix", str(config), *workload, "-q"]
+    shown = " ".join(f"{k}={v}" for k, v in environment.items() if k != "TMPDIR")
+    print(f"$ {shown} zodbshootout mix {config.name} " + " ".join(command[2:]))
+    print("before:", _uptime())
+    done = subprocess.run(
+        [sys.executable, "-m", "zodbshootout", *command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **environment},
+    )
+    print("after: ", _uptime())
+    print(done.stdout.replace(secret, "***") if secret else done.stdout)
+    if done.returncode:
+        print(done.stderr.replace(secret, "***") if secret else done.stderr, file=sys.stderr)
+    return done.returncode
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ def test_every_field_a_sampler_reads_is_a_counter_or_a_gauge():
     fields |= {"pickle_cache_objects", "pickle_cache_bytes", "rss", "client_cache_objects"}
     fields |= {"client_cache_bytes", "client_cache_hits", "client_cache_misses"}
     fields |= {"client_cache_fills", "loads", "cache_hits", "cpu_wait_ratio"}
+    fields |= {"client_cache_index_depth"}
     # The runner's machine samplers.
     fields |= {"cpu_pressure", "load_1min"}
     assert not COUNTER_FIELDS & GAUGE_FIELDS

@@ -29,6 +29,7 @@ from zodbshootout import storages
 from zodbshootout.concurrency.task import Barrier, DatabaseTask, OnProgress, WorkerContext
 from zodbshootout.database.open import open_database
 from zodbshootout.mix import operations
+from zodbshootout.mix.idle import leave_idle
 from zodbshootout.mix.keys import KeyChooser, make_chooser, zipfian_cumulative
 from zodbshootout.mix.operations import Prepared, Shape
 from zodbshootout.mix.recorder import Recorder
@@ -56,6 +57,8 @@ class MixPlan:
     #: --until-steady: a file the runner creates once the run is steady; each worker
     #: looks for it when it closes an interval and then ends its measurement.
     stop_file: str | None = None
+    #: --idle-connections: connections each worker leaves idle in its pool (mix.idle).
+    idle_connections: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class MixTask(DatabaseTask):
         try:
             if self.count_loads:
                 caches.install_request_counters(db)
+            leave_idle(db, self.plan.idle_connections)  # before the first barrier: untimed
             report = run_worker(self, db, barrier, progress=context.progress)
             report["open_seconds"] = round(opened, 6)
             return [report]

@@ -94,6 +94,7 @@ GAUGE_FIELDS = frozenset(
         "pickle_cache_bytes",
         "client_cache_objects",
         "client_cache_bytes",
+        "client_cache_index_depth",
         "rss",
         "live_rows",
         "dead_rows",

@@ -103,6 +103,9 @@ MAX_INTERVALS = 100_000
 #: The most intervals a run keeps when --interval is not given: a 2-hour run keeps
 #: 1 s intervals, a longer one coarser ones (bounded memory and result file).
 SOAK_INTERVALS = 7_200
+#: The most --idle-connections: ZODB's pool keeps 7 connections by default (pool-size)
+#: and closes the oldest idle ones beyond its size.
+MAX_IDLE_CONNECTIONS = 100
 #: The shortest --checkpoint: a save a second at most.
 MIN_CHECKPOINT_SECONDS = 1.0
 DEFAULT_CHECKPOINT_SECONDS = 60.0
@@ -243,6 +246,15 @@ def _add_soak_arguments(parser: argparse.ArgumentParser) -> None:
         "server (docs/soak.rst)",
     )
     parser.add_argument(
+        "--idle-connections",
+        metavar="N",
+        type=Number(int, 0, MAX_IDLE_CONNECTIONS),
+        default=0,
+        help="each worker leaves N more connections idle in its database's connection pool "
+        "for the whole run, as an application server's threads that went quiet do (on "
+        "RelStorage they hold back the client's MVCC index: docs/soak.rst; default 0)",
+    )
+    parser.add_argument(
         "--until-steady",
         metavar="SLOPE",
         type=Number(float, 0, 100, "percent per second", above=True, suffix="%"),
@@ -320,6 +332,7 @@ def mix_options(args: argparse.Namespace) -> MixOptions:
     plan = MixPlan(
         workload, args.objects, shape, args.duration, args.warmup, seed, args.max_tries,
         rate_per_second=args.rate, arrival=args.arrival, interval_seconds=interval,
+        idle_connections=args.idle_connections,
     )  # fmt: skip
     # The tests' fault hook (see faults); None in real runs.
     fault = faults.from_environment()

@@ -222,13 +222,19 @@ class RelStorageKind(StorageKind):
         return hits, misses, sets
 
     def client_cache_series(self, storage: Any) -> dict[str, tuple[str, float]]:
-        """The local cache's own counts (LocalClient.stats: no walk of the cache)."""
-        stats = storage._cache.local_client.stats()
+        """The local cache's own counts (LocalClient.stats: no walk of the cache), and
+        how many transactions deep its MVCC object index is (a connection that doesn't
+        poll, e.g. one idle in the pool, holds it back: docs/soak.rst)."""
+        cache = storage._cache
+        stats = cache.local_client.stats()
+        index = getattr(cache.polling_state, "object_index", None)
         return {
             "client_cache_objects": ("objects", int(stats["len"])),
             "client_cache_bytes": ("bytes", int(stats["bytes"])),
             "client_cache_hits": ("loads", int(stats["hits"])),
             "client_cache_misses": ("loads", int(stats["misses"])),
+            # The count of the index's maps (a vector's size): read, never walked.
+            "client_cache_index_depth": ("transactions", index.depth if index else 0),
         }
 
     samples_servers = True
