@@ -11,6 +11,8 @@ stops the rest: nothing waits forever and no worker outlives its stage.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -120,6 +122,22 @@ def _short_socket_directory() -> None:
         util.get_temp_dir()  # created now, kept for the process's life
     finally:
         tempfile.tempdir = chosen
+
+
+def return_freed_memory() -> None:
+    """Hand the pages malloc keeps after a load in this process back to the system.
+
+    A dataset loaded (and read back) in the coordinator is freed when its
+    database closes, but glibc's malloc keeps the pages: a soak over three
+    databases grew by a step of 7 to 17 MB at each one though nothing was
+    held.  Untimed (between barriers); a no-op without glibc's malloc_trim.
+    """
+    gc.collect()
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def run_stage_in_processes(
@@ -312,6 +330,7 @@ class ProcessSession:
             fill(db)
         finally:
             db.close()
+            return_freed_memory()
 
     def run_stage(
         self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
