@@ -23,7 +23,7 @@ objects, so no other commit of them comes between) puts its slot's token
 first in the entries of the objects it stored, then the tid in its slot
 once ``tpc_finish`` returns.  Every commit a poll can name has its token in
 the table before it could be seen.  The revision a connection sees is the
-newest entry no newer than its view (:func:`view_of`), a token read
+newest entry no newer than its view (``lastTransaction()``), a token read
 from its slot, waiting while the slot is empty (that commit is finishing);
 a commit whose ``tpc_finish`` raised puts the entries back and marks its
 slot :data:`FAILED`, skipped.
@@ -78,21 +78,6 @@ def first_entries(table: Any, objects: int) -> bytes:
     )
 
 
-def view_of(instance: Any) -> bytes:
-    """The newest commit *instance*'s view holds.
-
-    RelStorage's is its cache's ``highest_visible_tid``: its
-    ``lastTransaction()`` is the newer of that and the instance's own last
-    commit, which its view may not hold yet.  Others' is ``lastTransaction()``
-    (ZEO resolves a conflict from any revision: a newer one does no harm).
-    """
-    visible = getattr(getattr(instance, "_cache", None), "highest_visible_tid", None)
-    if isinstance(visible, int):
-        return p64(visible)
-    tid: bytes = instance.lastTransaction()
-    return tid
-
-
 def token(slot: int) -> bytes:
     """The entry that names commit slot *slot*."""
     return (slot | (TOKEN_BIT << 56)).to_bytes(SERIAL_BYTES, "big")
@@ -112,7 +97,7 @@ class Slots:
         """The revision of *oid* that *instance* sees: the newest entry no newer than its view."""
         at = oid << OID_SHIFT
         entries = self.table[at : at + OID_BYTES]
-        view = view_of(instance)
+        view = instance.lastTransaction()
         serial = entries[:SERIAL_BYTES]
         for start in range(0, OID_BYTES, SERIAL_BYTES):
             entry = entries[start : start + SERIAL_BYTES]
