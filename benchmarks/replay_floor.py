@@ -60,8 +60,7 @@ from zodbshootout.replay.plan import (
     STORE,
     VOTE,
 )
-from zodbshootout.replay.serials import write_table
-from zodbshootout.replay.worker import ReplayTask, commit_slots, replay
+from zodbshootout.replay.worker import ReplayTask, replay
 
 
 def record_application(directory: str, transactions: int) -> p.ReplayPlan:
@@ -143,6 +142,10 @@ def sqlite_storage(directory: str) -> Any:
     )
 
 
+#: The loads each replay added (objects changed under a connection): the bare loop makes none.
+RELOADS: list[int] = []
+
+
 class _Marks:
     """A barrier of one that notes this thread's CPU time when the replay passes it."""
 
@@ -156,11 +159,9 @@ class _Marks:
         pass
 
 
-def one_round(
-    plan: p.ReplayPlan, make: Callable[[], Any], harnessed: bool, directory: str
-) -> tuple[float, float]:
+def one_round(plan: p.ReplayPlan, make: Callable[[], Any], harnessed: bool) -> tuple[float, float]:
     """(wall, CPU) seconds for the whole plan, replayed (*harnessed*) or by the bare loop,
-    on a new storage (the replay's table of serials in *directory*).
+    on a new storage.
 
     The replay's wall seconds are its own (its clock, from its barrier to its
     last transaction's end); its CPU seconds run from its barrier to its
@@ -177,15 +178,14 @@ def one_round(
     try:
         if harnessed:
             unused = ConfigSource("", "", "")  # the task's storage is given, not opened
-            table = write_table(directory, built["serials"], commit_slots(entries))
             task = ReplayTask(
-                unused, "bench", (), 0, 1, len(share), entries, built["oids"], table, 0,
+                unused, "bench", (), 0, 1, len(share), entries, built["oids"], built["serials"],
                 None, 1.0, 60.0,
             )  # fmt: skip
             marks = _Marks()
             report = replay(task, mvcc, marks)
             cpu = time.thread_time() - marks.cpu
-            os.unlink(table)
+            RELOADS.append(report["reloads"])
             return float(report["seconds"]), cpu
         instances = [mvcc.new_instance() for _ in share]
         oids = [p64(oid) for oid in built["oids"]]
@@ -223,7 +223,7 @@ def main() -> None:
             ratios: dict[str, list[float]] = {"wall": [], "cpu": []}
             for number in range(args.rounds):
                 order = (True, False) if number % 2 == 0 else (False, True)
-                seconds = {h: one_round(plan, make, h, directory) for h in order}
+                seconds = {h: one_round(plan, make, h) for h in order}
                 ratios["wall"].append(seconds[False][0] / seconds[True][0])
                 ratios["cpu"].append(seconds[False][1] / seconds[True][1])
             for clock_name, found in ratios.items():
@@ -233,6 +233,7 @@ def main() -> None:
                     f"{statistics.median(found):.3f} (median of {args.rounds} rounds, "
                     f"quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f})"
                 )
+        print(f"loads the replays added: {sorted(set(RELOADS))}")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -192,8 +192,11 @@ def test_the_analyzer_counts_what_a_catalog_application_asked_of_its_storage(app
 
 
 def test_the_catalog_trace_replays_on_sqlite_and_zeo_call_for_call(application, tmp_path):
-    """Replayed on two other storages, each itself recorded: the same loads, stores
-    and commits."""
+    """Replayed on two other storages, each itself recorded: the same stores and commits.
+
+    Loads equal the recording's plus the re-reads the replay reports apart
+    (an object another connection changed, read again before it is written).
+    """
     _storage, files, _app_dir = application
     replayed = tmp_path / "replayed"
     replayed.mkdir()
@@ -213,4 +216,5 @@ def test_the_catalog_trace_replays_on_sqlite_and_zeo_call_for_call(application, 
         name = entry["database"]
         # The replay's own process writes the dataset: its calls are not the replay's.
         issued = counts(traces_of(str(replayed), name, but_pid=process.pid))
-        assert issued == recorded, name
+        reloads = entry["replay"]["reloads"]
+        assert issued == {**recorded, "loads": recorded["loads"] + reloads}, name

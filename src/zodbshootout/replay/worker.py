@@ -15,10 +15,7 @@ A call that raises where the recorded one raised too is as recorded, and
 the transaction goes on.  One that raises where the recorded one did not is
 counted by class (a ``ConflictError`` as a conflict, anything else as a
 failure), and its transaction ends there (with ``tpc_abort`` inside a
-commit).  A store writes over the revision its connection sees: the one it
-read or wrote, or else the one the workers' table of serials names
-(:mod:`.serials`), never read again: the replay issues the recorded calls
-and no others.  The objects' records resolve their conflicts (see
+commit).  The objects' records resolve their conflicts (see
 :mod:`.objects`), so that a commit the recording made commits here too; the
 resolutions are counted, as conflicts of class ``resolved``.
 """
@@ -52,7 +49,6 @@ from zodbshootout.replay.plan import (
     STORE,
     VOTE,
 )
-from zodbshootout.replay.serials import IN_TABLE, TOKEN_BIT, Slots, first_entries, open_table
 
 #: A transaction as a task holds it: [start ns, slot, kind, calls].
 Entry = list[Any]
@@ -67,12 +63,9 @@ class ReplayTask(DatabaseTask):
     #: The recorded connections it replays (each its own storage instance).
     slots: int
     transactions: list[Entry]
-    #: Per recorded oid index: the oid here.
+    #: Per recorded oid index: the oid here, and the serial the dataset wrote (0: none).
     oids: list[int]
-    #: The workers' table of serials (:func:`.serials.write_table`), and this
-    #: worker's first commit slot in it (one per tpc_finish it replays).
-    serials_path: str
-    first_slot: int
+    serials: list[int]
     speed: float | None
     interval_seconds: float
     barrier_timeout_seconds: float
@@ -105,23 +98,16 @@ class ReplayTask(DatabaseTask):
 class _Connection:
     """A recorded connection's instance and the serials it knows."""
 
-    __slots__ = ("instance", "known", "views")
+    __slots__ = ("instance", "known", "stored", "trust_dataset", "txn")
 
-    def __init__(self, instance: Any, first_view: bytes) -> None:
+    def __init__(self, instance: Any) -> None:
         self.instance = instance
-        #: Per oid index: the revision this connection sees, as far as it knows:
-        #: the one it last read or wrote, or IN_TABLE when a poll said the
-        #: object changed (the table finds it: :mod:`.serials`).
-        self.known: dict[int, bytes] = {}
-        #: Per oid index (8 bytes each), for the oids it doesn't know (no poll
-        #: named them since): the table's newest entries as of its first view;
-        #: all IN_TABLE once a poll said "everything may have changed".
-        self.views: Any = first_view
-
-
-def commit_slots(transactions: list[Entry]) -> int:
-    """How many commit slots (:mod:`.serials`) a worker's *transactions* use."""
-    return sum(1 for entry in transactions for call in entry[3] if call[0] == FINISH)
+        #: Per oid index: the serial this connection last read or wrote, None
+        #: where a poll said it changed since.
+        self.known: dict[int, bytes | None] = {}
+        #: An oid it never read has the dataset's serial, until a poll said
+        #: "everything changed" (then it is read before it is written).
+        self.trust_dataset = True
 
 
 def replay(
@@ -132,16 +118,16 @@ def replay(
     sizes = {c[2] for e in task.transactions for c in e[3] if c[0] in (STORE, CREATE)}
     data = {size: records.of_size(size) for size in sizes}  # made before the clock starts
     oids = [p64(oid) for oid in task.oids]
-    table = open_table(task.serials_path)
-    first_view = first_entries(table, len(oids))
-    connections = [_Connection(mvcc.new_instance(), first_view) for _ in range(task.slots)]
+    initial = [p64(serial) if serial else z64 for serial in task.serials]
+    connections = [_Connection(mvcc.new_instance()) for _ in range(task.slots)]
     for connection in connections:
         # Untimed, before any worker writes: each instance's first view, so that
         # its first replayed poll names what changed since (RelStorage's very
-        # first poll says "anything may have").
+        # first poll says "anything may have", which would cost a read of every
+        # object the connection writes without having read it).
         connection.instance.poll_invalidations()
     issued = p.call_counts(entry[3] for entry in task.transactions)
-    run = _Run(oids, Slots(table, len(oids), task.first_slot), data, issued)
+    run = _Run(oids, initial, data, issued)
     try:
         barrier.wait(task.barrier_timeout_seconds)
         started_at = time.time()
@@ -155,13 +141,12 @@ def replay(
     finally:
         for connection in connections:
             connection.instance.release()
-        table.close()
     report = recorder.as_data()
     report.update(
         worker=task.worker, seconds=finished - start, started_at=started_at, server_lost=None,
         unstarted=0, increments=0, warmup_increments=0, uncertain_increments=0, inserted=0,
         counters=None, series={}, series_notes=[], series_seconds=None, issued=issued,
-        waits=run.slots.waits,
+        reloads=run.reloads,
     )  # fmt: skip
     return report
 
@@ -199,17 +184,20 @@ class _Run:
     def __init__(
         self,
         oids: list[bytes],
-        slots: Slots,
+        initial: list[bytes],
         data: dict[int, bytes],
         issued: dict[str, int],
     ) -> None:
         self.oids = oids
-        self.slots = slots
+        self.initial = initial
         self.data = data
         self.recorder: Recorder | None = None  # made when the clock starts
         self.issued = issued
         #: Conflicts the storage resolved in the transaction's vote.
         self.resolved = 0
+        #: Loads the recording did not make: an object another worker changed since
+        #: this connection read it, read again before it is written (see serial).
+        self.reloads = 0
         self.index_of = {oid: index for index, oid in enumerate(oids)}
 
     # One branch per kind of call, inline: the timed loop makes no call of
@@ -219,7 +207,6 @@ class _Run:
     ) -> tuple[int, BaseException, bool] | None:
         """Issue *calls*; None, or (where, error, aborted) when one raised unlike its record."""
         instance, known, oids, data = connection.instance, connection.known, self.oids, self.data
-        slots = self.slots
         txn: Any = None
         stored: list[int] = []
         for call in calls:
@@ -228,9 +215,7 @@ class _Run:
                 if code == LOAD:
                     known[oid] = instance.load(oids[oid])[1]
                 elif code == STORE:
-                    serial = known.get(oid) or connection.views[oid << 3 : (oid << 3) + 8]
-                    if serial[0] & TOKEN_BIT:
-                        serial = slots.serial(oid, instance)
+                    serial = known.get(oid) or self.serial(connection, oid)
                     instance.store(oids[oid], serial, data[size], "", txn)
                     stored.append(oid)
                 elif code == CREATE:
@@ -248,13 +233,7 @@ class _Run:
                     if resolved:
                         self.resolved += len(resolved)
                 elif code == FINISH:
-                    held = slots.mark(stored)
-                    try:
-                        tid = instance.tpc_finish(txn)
-                    except Exception:
-                        slots.failed(stored, held)
-                        raise
-                    slots.publish(tid)
+                    tid = instance.tpc_finish(txn)
                     for each in stored:
                         known[each] = tid
                     txn = None
@@ -266,7 +245,7 @@ class _Run:
                 elif code == NEW_OID:
                     instance.new_oid()
                 elif code == CHECK:
-                    serial = self.seen(connection, oid)
+                    serial = known.get(oid) or self.serial(connection, oid)
                     instance.checkCurrentSerialInTransaction(oids[oid], serial, txn)
             except Exception as error:
                 if raised:
@@ -287,25 +266,30 @@ class _Run:
                 pass  # the error that ended it is what is counted
         return at, error, txn is not None
 
-    def seen(self, connection: _Connection, oid: int) -> bytes:
-        """The revision of *oid* that *connection* sees (a store's, inline, is the same)."""
-        serial = connection.known.get(oid) or connection.views[oid << 3 : (oid << 3) + 8]
-        if serial[0] & TOKEN_BIT:
-            serial = self.slots.serial(oid, connection.instance)
-        return serial
-
     def invalidated(self, connection: _Connection, changed: Any) -> None:
-        """A poll said which objects changed (None: maybe all): the revisions this
-        connection sees are in the table (:mod:`.serials`)."""
+        """A poll said which objects changed (None: maybe all): their serials are stale."""
         if changed is None:
             connection.known.clear()
-            connection.views = IN_TABLE * len(self.oids)
+            connection.trust_dataset = False
             return
         index_of, known = self.index_of, connection.known
         for each in changed:
-            index = index_of.get(each)
-            if index is not None:
-                known[index] = IN_TABLE
+            if each in index_of:
+                known[index_of[each]] = None
+
+    def serial(self, connection: _Connection, oid: int) -> bytes:
+        """The serial to write *oid* over, where this connection doesn't know it.
+
+        The dataset's, if no other worker can have changed it since; else read
+        again (a ZODB connection reads an invalidated object before it changes
+        it; the recording's order of connections had no such change between).
+        """
+        if oid not in connection.known and connection.trust_dataset:
+            return self.initial[oid]
+        self.reloads += 1
+        serial: bytes = connection.instance.load(self.oids[oid])[1]
+        connection.known[oid] = serial
+        return serial
 
     def counted(
         self, kind: str, calls: list[p.Call], broken: tuple[int, BaseException, bool] | None
