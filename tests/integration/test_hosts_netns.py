@@ -287,6 +287,7 @@ def test_remote_sample_on_two_hosts_measures_every_database(network, sample_data
     assert all(0 <= s["skew_seconds"] < 1 for s in measured), measured
 
 
+@pytest.mark.alone  # a slope of round trips against the RTT: load bends it
 def test_an_rtt_ladder_runs_its_proxy_on_the_worker_host(network, tmp_path):
     """--rtt with one worker host: the proxy runs there, and the RTT is measured from there."""
     config = tmp_path / "direct.conf"

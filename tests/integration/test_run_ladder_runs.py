@@ -107,6 +107,7 @@ def test_a_classic_ladder_on_embedded_zeo(write_config, data_dir, tmp_path):
     assert not [pid for pid in pids if os.path.exists(f"/proc/{pid}")]
 
 
+@pytest.mark.alone  # the RTT within 0.2 ms: the suite's load adds more
 @pytest.mark.postgresql
 def test_a_classic_ladder_on_relstorage_postgresql(
     write_config, data_dir, tmp_path, postgresql_dsn
