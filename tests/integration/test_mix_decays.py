@@ -47,6 +47,24 @@ SERVER_DECAY_ARGS = (
 SERVER_DECAY_SETTINGS = {"autovacuum": "off", "shared_buffers": "16MB"}
 
 
+def _decay_run(config, args, result_file, environment):
+    """One decay's mix run in a session of its own: its output and its database's record."""
+    temporary = tempfile.mkdtemp(prefix="zs-")
+    try:
+        cli = start_cli(
+            "mix", str(config), *args, "-o", str(result_file),
+            env={"TMPDIR": temporary, **environment},
+        )  # fmt: skip
+        stdout, stderr = cli.communicate(timeout=300)
+        assert wait_until_session_empty(cli.pid) == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    assert cli.returncode == 0, stderr
+    print(stdout)  # the verdicts with their figures (pytest -rP shows them)
+    (record,) = json.loads(result_file.read_text())["mix"]
+    return stdout, record
+
+
 @pytest.fixture
 def bloating_postgresql():
     """A cluster of the test's own with autovacuum off and small shared buffers, and a
@@ -84,20 +102,7 @@ def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_res
         f"    <postgresql>\n      dsn {bloating_postgresql.dsn()}\n    </postgresql>\n"
         "  </relstorage>\n</zodb>\n"
     )
-    result_file = tmp_path / "bloat.json"
-    temporary = tempfile.mkdtemp(prefix="zs-")
-    try:
-        cli = start_cli(
-            "mix", str(config), *SERVER_DECAY_ARGS, "-o", str(result_file),
-            env={"TMPDIR": temporary},
-        )  # fmt: skip
-        stdout, stderr = cli.communicate(timeout=300)
-        assert wait_until_session_empty(cli.pid) == []
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
-    assert cli.returncode == 0, stderr
-    print(stdout)  # the verdicts with their figures (pytest -rP shows them)
-    (record,) = json.loads(result_file.read_text())["mix"]
+    stdout, record = _decay_run(config, SERVER_DECAY_ARGS, tmp_path / "bloat.json", {})
     found = record["drift"]
     assert found["verdict"] == "decaying", found
     # The dead rows (a gauge of the server's own statistics) lead the ranking.
@@ -187,20 +192,9 @@ def test_an_idle_connection_decays_the_client_and_a_client_restart_cures_it(tmp_
     so the rate falls as the index deepens, and new processes start with a shallow one."""
     config = tmp_path / "idle.conf"
     config.write_text(CLIENT_DECAY_CONFIG)
-    result_file = tmp_path / "idle.json"
-    temporary = tempfile.mkdtemp(prefix="zs-")
-    try:
-        cli = start_cli(
-            "mix", str(config), *CLIENT_DECAY_ARGS, "-o", str(result_file),
-            env={"TMPDIR": temporary, **CLIENT_DECAY_ENVIRONMENT},
-        )  # fmt: skip
-        stdout, stderr = cli.communicate(timeout=300)
-        assert wait_until_session_empty(cli.pid) == []
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
-    assert cli.returncode == 0, stderr
-    print(stdout)  # the verdicts with their figures (pytest -rP shows them)
-    (record,) = json.loads(result_file.read_text())["mix"]
+    stdout, record = _decay_run(
+        config, CLIENT_DECAY_ARGS, tmp_path / "idle.json", CLIENT_DECAY_ENVIRONMENT
+    )
     restart = record["restart"]
     assert restart["verdict"] == "client", restart
     assert "restart: the decay lives in the client" in stdout
