@@ -122,6 +122,11 @@ def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_res
     assert "moved with it: postgresql.object_state.dead_rows" in stdout
 
 
+@pytest.mark.skipif(
+    not os.environ.get("ZODBSHOOTOUT_DECAY_TESTS"),
+    reason="the same server decay as above: on an idle machine it is too small to keep "
+    "--until-steady from stopping early; ZODBSHOOTOUT_DECAY_TESTS=1 runs it",
+)
 def test_until_steady_runs_a_decaying_run_to_its_maximum(tmp_path, bloating_postgresql):
     """The same bloat without the restart, under the rule that stops a steady run early
     (test_mix_soak): its slope never comes under the bound, so it runs all 40 s."""
