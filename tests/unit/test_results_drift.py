@@ -235,3 +235,55 @@ def test_a_flat_cpu_wait_names_no_machine():
     rates = _staircase()
     record = _record(rates, series={"client.0.cpu_wait_ratio": _gauge([5.0, 5.2] * 12)})
     assert drift.drift(record)["verdict"] == "decaying"
+
+
+#: Transactions per second before the restart in three runs of the server's decay
+#: (tests/integration/test_mix_decays.py: dead rows under a held snapshot, 2026-11-26,
+#: load 1 to 5): fast falls that level off.  The line through each fits so badly
+#: that its interval reached past zero, and the middle third of two of them sat
+#: a little below the last: both rules said "no decay" of a rate that lost 40-85 %.
+SERVER_DECAYS = [
+    [24, 22, 27, 22, 22, 20, 10, 17, 13, 12, 12, 12, 10, 11, 9, 11, 11, 13, 10, 9,
+     8, 6, 7, 7, 9, 6, 5, 8, 10, 12, 10, 14, 15, 8, 8, 8, 8, 10, 11, 9],
+    [39, 79, 61, 59, 25, 22, 17, 17, 18, 14, 12, 10, 10, 8, 8, 9, 9, 8, 9, 12,
+     10, 11, 11, 7, 8, 6, 6, 4, 5, 6, 5, 6, 8, 8, 9, 7, 5, 5, 4, 4],
+    [23, 29, 21, 26, 22, 22, 21, 15, 14, 14, 14, 14, 15, 10, 9, 5, 5, 3, 5, 2,
+     0, 4, 3, 5, 3, 3, 9, 8, 5, 7, 5, 6, 6, 8, 8, 8, 6, 6, 7, 7],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("rates", SERVER_DECAYS)
+def test_a_real_fall_that_levels_off_is_a_decay_though_no_line_fits_it(rates):
+    line = drift.fit([float(t + 1) for t in range(len(rates))], rates)
+    assert line is not None
+    assert not line.fell  # why the verdict doesn't rest on the line
+    found = drift.drift(_record(rates))
+    assert found["verdict"] == "decaying", found["steps"]
+    low, high = found["steps"]["throughput"]["change_ci95"]
+    assert low < found["steps"]["throughput"]["change"] < high <= -drift.MATERIAL_CHANGE
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_run_that_wanders_about_one_level_is_steady(seed):
+    """AR(1) noise with ρ = 0.9 (a machine whose load comes and goes): no alarm."""
+    rng = random.Random(seed)
+    level, rates = 0.0, []
+    for _ in range(60):
+        level = 0.9 * level + rng.gauss(0, 30)
+        rates.append(1000 + level)
+    assert drift.drift(_record(rates))["verdict"] == "steady"
+
+
+def test_a_run_with_a_restart_is_judged_before_it():
+    """A client's decay that new processes cured: the recovery after the restart
+    must not hide the fall before it (the whole run's thirds go down, then up)."""
+    before = [1000 - 15 * i for i in range(40)]
+    after = [1000 + (i % 3) for i in range(20)]
+    record = _record(before + after, restart={"after_interval": 40, "gap_seconds": 1.0})
+    found = drift.drift(record)
+    assert found["verdict"] == "decaying"
+    assert found["before_restart"] is True
+    assert found["judged_seconds"] == 40
+    assert drift.describe(found, 60).startswith("drift: decaying over 40 s before the restart:")
+    whole = drift.drift(_record(before + after))  # the same intervals, no restart said
+    assert whole["verdict"] == "steady"

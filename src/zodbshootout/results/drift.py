@@ -161,6 +161,84 @@ def fit(times: Sequence[float], values: Sequence[float], log: bool = False) -> S
     )
 
 
+@dataclass(frozen=True)
+class Step:
+    """The last third of the intervals against the first: the change, with its 95 % interval.
+
+    What a verdict rests on.  A line through a decay that drops fast and
+    levels off (most real ones: a table's dead rows, an index's depth) fits
+    badly, its residuals run in long streaks, and their autocorrelation
+    widens its interval past any bound: a rate that fell from 35 to 6 per
+    second was "no decay" by the line.  Two thirds' means, each with the
+    effective count of its own intervals (around its own mean), tell a
+    level that moved from a level that wandered, whatever the shape between.
+    *log*: the values are logarithms (p99), the change a ratio.
+    """
+
+    change: float
+    low: float
+    high: float
+    log: bool = False
+
+    @property
+    def material(self) -> float:
+        return MATERIAL_P99_CHANGE if self.log else MATERIAL_CHANGE
+
+    @property
+    def rose(self) -> bool:
+        """The whole 95 % interval raises the value by the material change or more."""
+        return self.low >= self.material
+
+    @property
+    def fell(self) -> bool:
+        """The whole 95 % interval lowers the value by the material change or more."""
+        return self.high <= -self.material
+
+    def as_data(self) -> dict[str, Any]:
+        return {"change": self.change, "change_ci95": [self.low, self.high], "log": self.log}
+
+
+def _effective(values: Sequence[float]) -> tuple[float, float]:
+    """(mean, variance of that mean) of one third of the intervals.
+
+    Its noise is what is left around a line through it: a decay inside the
+    third is no noise (the third that holds the fall of a fast decay would
+    otherwise look as noisy as a run that wanders).  What is left is
+    autocorrelated as the run wanders, so the mean's variance uses the
+    effective count n·(1 − ρ)/(1 + ρ), as the line does (see fit).
+    """
+    n = len(values)
+    mean = statistics.fmean(values)
+    positions = range(n)
+    if len(set(values)) < 2:
+        return mean, 0.0
+    slope, intercept = statistics.linear_regression(positions, values)
+    left = [value - (intercept + slope * x) for x, value in zip(positions, values, strict=True)]
+    squares = sum(d * d for d in left)
+    rho = sum(a * b for a, b in itertools.pairwise(left)) / squares if squares else 0.0
+    rho = min(max(rho, 0.0), 0.99)
+    effective = max(2.0, n * (1 - rho) / (1 + rho))
+    return mean, squares / max(n - 2, 1) / effective
+
+
+def step(values: Sequence[float], log: bool = False) -> Step | None:
+    """The first third's mean against the last third's, or None (too few, or no level)."""
+    third = len(values) // 3
+    if len(values) < MIN_INTERVALS or third < 3:
+        return None
+    first, first_variance = _effective(values[:third])
+    last, last_variance = _effective(values[-third:])
+    if not log and first <= 0:
+        return None
+    half = t_quantile(0.975, 2 * third - 4) * math.sqrt(first_variance + last_variance)
+    moved = last - first
+
+    def change(difference: float) -> float:
+        return math.expm1(min(difference, 50.0)) if log else difference / first
+
+    return Step(change(moved), change(moved - half), change(moved + half), log)
+
+
 def series_on_intervals(
     series: Series, times: Sequence[float], counter: bool
 ) -> list[float] | None:
@@ -219,6 +297,18 @@ def _interval_values(
     return times, rates, p99_times, p99
 
 
+def _judged_values(
+    record: MixRecord,
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """_interval_values up to a restart: new processes after it would hide what it cured."""
+    times, rates, p99_times, p99 = _interval_values(record)
+    at = (record.restart or {}).get("after_interval")
+    if at is None:
+        return times, rates, p99_times, p99
+    p99_times = [t for t in p99_times if t <= times[at - 1]] if at else []
+    return times[:at], rates[:at], p99_times, p99[: len(p99_times)]
+
+
 def _slope_data(slope: Slope | None) -> dict[str, Any] | None:
     if slope is None:
         return None
@@ -237,23 +327,34 @@ def _slope_data(slope: Slope | None) -> dict[str, Any] | None:
 def drift(record: MixRecord) -> dict[str, Any]:
     """The record's drift verdict as plain data (stored in the record as ``drift``).
 
-    ``verdict``: "decaying" (throughput fell or p99 rose, the whole 95 %
-    interval beyond MATERIAL_CHANGE), "busier machine" (a decay that the
-    machine's CPU wait rose with: ``machine`` names the series), "steady"
-    (no decay; ``improved`` names what got better: a warm-up, or a machine
-    that freed up) or "too short";
-    ``throughput`` and ``p99_ms``: their fits (p99's on a log scale: its
-    change is a ratio); ``moved_with``: the series ranked by |r| with the
-    decaying value (only when one decayed).
+    ``verdict``: "decaying" (throughput fell or p99 rose: the last third
+    against the first, the whole 95 % interval beyond MATERIAL_CHANGE, the
+    thirds' medians agreeing), "busier machine" (a decay that the machine's
+    CPU wait rose with: ``machine`` names the series), "steady" (no decay;
+    ``improved`` names what got better: a warm-up, or a machine that freed
+    up) or "too short";
+    ``steps``: those changes (:class:`Step`); ``throughput``, ``p99_ms``:
+    the lines' fits (p99's on a log scale); ``moved_with``: the series
+    ranked by |r| with the decaying value.  A run with --restart-clients is
+    judged before the restart (``before_restart``).
     """
-    times, rates, p99_times, p99 = _interval_values(record)
+    times, rates, p99_times, p99 = _judged_values(record)
     per_second = dict(zip(times, rates, strict=True))
     log_p99 = [math.log(max(value, 1e-3)) for value in p99]
     throughput = fit(times, rates)
     latency = fit(p99_times, log_p99, log=True)
+    rate_step = step(rates) if throughput is not None else None
+    p99_step = step(log_p99, log=True) if latency is not None else None
     found: dict[str, Any] = {
         "throughput": _slope_data(throughput),
         "p99_ms": _slope_data(latency),
+        "steps": {
+            key: entry.as_data()
+            for key, entry in (("throughput", rate_step), ("p99_ms", p99_step))
+            if entry is not None
+        },
+        "judged_seconds": len(times) * record.interval_length_seconds,
+        "before_restart": (record.restart or {}).get("after_interval") is not None,
         "moved_with": [],
         "improved": [],
     }
@@ -261,26 +362,23 @@ def drift(record: MixRecord) -> dict[str, Any]:
         found["verdict"] = "too short"
         return found
     decays = []
-    if throughput is not None and throughput.fell and _thirds(rates, -MATERIAL_CHANGE):
+    if rate_step is not None and rate_step.fell and _thirds(rates, -MATERIAL_CHANGE):
         decays.append(("throughput", times, rates))
-    if latency is not None and latency.rose and _thirds(p99, MATERIAL_P99_CHANGE):
+    if p99_step is not None and p99_step.rose and _thirds(p99, MATERIAL_P99_CHANGE):
         decays.append(("p99_ms", p99_times, log_p99))
+    # Better: more throughput, a lower p99 (a warm-up, or the machine freed up).
     found["improved"] = [
         name
-        for name, line, better in (
-            ("throughput", throughput, throughput is not None and throughput.rose),
-            ("p99_ms", latency, latency is not None and latency.fell),
-        )
-        if line is not None and better
+        for name, moved in (("throughput", rate_step), ("p99_ms", p99_step))
+        if moved is not None and (moved.fell if moved.log else moved.rose)
     ]
     found["verdict"] = "decaying" if decays else "steady"
     if decays:
         name, xs, ys = decays[0]
         found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
         busier = _machine_busier(record, name, xs, ys)
-        # The machine explains the decay only when no series of the database's
-        # own moved with it as closely: a local server that works harder (a
-        # bloated table scanned) makes the machine busier too.
+        # The machine explains it only when no series of the database's moved as
+        # closely: a local server that works harder makes the machine busier too.
         closest = max((abs(entry["r"]) for entry in found["moved_with"]), default=0.0)
         if busier is not None and abs(busier["r"]) > closest:
             found["verdict"] = "busier machine"
@@ -342,11 +440,13 @@ def _machine_values(record: MixRecord, name: str, times: Sequence[float]) -> lis
 
 
 def _thirds(values: Sequence[float], change: float) -> bool:
-    """Whether the medians of the first, middle and last third move one way, by *change*.
+    """Whether the medians of the first, middle and last third agree on a move by *change*.
 
-    A confirmation the line needs: a few slow seconds can tilt a least-squares
-    line, not three medians in order (a drop halfway, relstorage#498's, does
-    move them).
+    A confirmation the step needs: a few slow seconds can move a third's
+    mean, not its median.  The last third's median is *change* or more from
+    the first's; the middle one has not moved the other way, nor past the
+    last by more than a quarter of the move (a decay that levelled off
+    wanders about its new level; relstorage#498's drop halfway moves them).
     """
     third = len(values) // 3
     first = statistics.median(values[:third])
@@ -354,9 +454,10 @@ def _thirds(values: Sequence[float], change: float) -> bool:
     last = statistics.median(values[-third:])
     if not first:
         return False
+    slack = abs(last - first) / 4
     if change < 0:
-        return first >= middle >= last and (last - first) / first <= change
-    return first <= middle <= last and (last - first) / first >= change
+        return (last - first) / first <= change and last - slack <= middle <= first
+    return (last - first) / first >= change and first <= middle <= last + slack
 
 
 def _moved_with(
@@ -407,17 +508,23 @@ def describe(found: dict[str, Any], seconds: float) -> str | None:
     verdict = found.get("verdict")
     if verdict is None:
         return None
-    span = _span(seconds)
+    span = _span(found.get("judged_seconds", seconds))
+    if found.get("before_restart"):
+        span += " before the restart"
     if verdict == "too short":
         return f"drift: too few intervals to tell (at least {MIN_INTERVALS})"
+    # The thirds' step where the record has one (what the verdict rests on), else the line.
+    steps = found.get("steps")
     parts = []
     for key, label in (("throughput", "throughput"), ("p99_ms", "p99")):
-        entry = found.get(key)
+        entry = (steps or {}).get(key) if steps is not None else found.get(key)
         if not entry:
             continue
         low, high = entry["change_ci95"]
         parts.append(f"{label} {entry['change']:+.0%} (95% CI {low:+.0%} to {high:+.0%})")
     changes = "; ".join(parts)
+    if steps is not None and parts:
+        changes += ", last third against the first"
     if verdict == "steady":
         improved = " and ".join(
             "throughput rose" if name == "throughput" else "p99 fell"
@@ -479,9 +586,10 @@ def restart_verdict(record: MixRecord) -> dict[str, Any]:
     restart, 3 to RESTART_WINDOW): the run's first (the baseline), the last
     before the restart and the first after it, the very first interval after
     it left out (processes starting).  Mean throughput and median p99 of
-    each.  The run decayed before the restart as :func:`drift` judges a whole
-    run (the line through the intervals before it, its 95 % interval
-    MATERIAL_CHANGE down or more, the thirds' medians agreeing); then the
+    each.  The run decayed before the restart as :func:`drift` judges it
+    (the last third of the intervals before it against the first, the whole
+    95 % interval MATERIAL_CHANGE down or more, the thirds' medians
+    agreeing); then the
     restart recovered when it won back at least RECOVERY of the loss between
     the first window and the last before it: the decay lives in the client
     (its caches, connections, memory); else in the server.
@@ -512,11 +620,11 @@ def restart_verdict(record: MixRecord) -> dict[str, Any]:
         }
     start, before, after = evidence["start"], evidence["before"], evidence["after"]
     lost = start["per_second"] - before["per_second"]
-    # Decayed before the restart as a whole run decays (see drift): the line
-    # through the intervals before it, confirmed by their thirds.
+    # Decayed before the restart as drift judges it: the thirds' step,
+    # confirmed by their medians.
     rates = [interval.transactions / length for interval in before_all]
-    line = fit([(index + 1) * length for index in range(len(rates))], rates)
-    decayed = line is not None and line.fell and _thirds(rates, -MATERIAL_CHANGE) and lost > 0
+    moved = step(rates)
+    decayed = moved is not None and moved.fell and _thirds(rates, -MATERIAL_CHANGE) and lost > 0
     if not decayed:
         evidence["verdict"] = "no decay"
         return evidence
