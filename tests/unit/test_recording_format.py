@@ -48,3 +48,13 @@ def test_operation_numbers_are_stable():
     assert Op.TPC_FINISH == 11
     assert Op.POLL == 13
     assert Op.CLASS_NAME == 19
+
+
+def test_the_wrapper_s_layout_packs_the_same_bytes():
+    from zodbshootout.recording.format import RECORD_BY_IDENT
+
+    oid, tid = b"\1" * 8, b"\2" * 8
+    first = 12345 | (Op.LOAD << 48)
+    assert RECORD_BY_IDENT.pack(first, 0xFFFF | 0xABCD << 16, oid, tid, 7) == RECORD.pack(
+        first, 0xFFFF, 0xABCD, oid, tid, 7
+    )

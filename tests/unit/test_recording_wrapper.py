@@ -165,3 +165,43 @@ def test_a_call_whose_record_cant_be_packed_is_the_storage_s_own(tmp_path):
     instance.release()
     db.close()
     assert storage.recording.stopped_because is None
+
+
+def test_polls_record_the_calling_thread_and_number_the_transactions(tmp_path):
+    """The thread's native id is looked up once per thread, not once per connection."""
+    import threading
+
+    prefix = str(tmp_path / "app")
+    storage = record(MappingStorage(), prefix)
+    instance = storage.new_instance()
+    natives = []
+
+    def poll_twice():
+        natives.append(threading.get_native_id())
+        instance.poll_invalidations()
+        instance.poll_invalidations()
+
+    poll_twice()
+    thread = threading.Thread(target=poll_twice)
+    thread.start()
+    thread.join()
+    poll_twice()
+    instance.release()
+    storage.close()
+    polls = [r for r in records(prefix) if r.op is Op.POLL]
+    assert [r.oid for r in polls] == [native for native in natives for _ in range(2)]
+    assert [r.transaction for r in polls] == [1, 2, 3, 4, 5, 6]
+    assert {r.connection for r in polls} == {1}
+
+
+def test_a_load_with_more_arguments_passes_them_on(tmp_path):
+    prefix = str(tmp_path / "app")
+    storage = record(MappingStorage(), prefix)
+    db = ZODB.DB(storage)  # it writes the root
+    root = b"\0" * 8
+    assert storage.load(root, "") == storage.load(root)  # IStorage's old version argument
+    db.close()
+    loads = [r for r in records(prefix) if r.op is Op.LOAD and r.connection == 0]
+    assert len(loads) == 2
+    assert loads[0] == loads[1]._replace(time_ns=loads[0].time_ns)
+    assert loads[0].size > 0

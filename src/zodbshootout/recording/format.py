@@ -49,6 +49,11 @@ HEADER = struct.Struct("<8sHHHHIIQQ24x")
 #: The record: its first field holds time (low 48 bits), op and flags (the
 #: top two bytes), so that a record packs as one call.
 RECORD = struct.Struct("<QHH8s8sI")
+#: The same 32 bytes as the wrapper packs them: connection and transaction as
+#: one little-endian field (``connection | transaction << 16``), one argument
+#: fewer per record packed.
+RECORD_BY_IDENT = struct.Struct("<QI8s8sI")
+assert RECORD_BY_IDENT.size == RECORD.size
 
 HEADER_CLASS_NAMES = 0x1
 KNOWN_HEADER_FLAGS = HEADER_CLASS_NAMES

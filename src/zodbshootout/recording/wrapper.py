@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from threading import get_ident
 from typing import Any
 
 import zope.interface
@@ -36,7 +37,7 @@ from zodbshootout.recording.format import (
     FLAG_FIRST,
     FLAG_NONE,
     MAX_CONNECTIONS,
-    RECORD,
+    RECORD_BY_IDENT,
     Op,
 )
 from zodbshootout.recording.writer import (
@@ -48,7 +49,7 @@ from zodbshootout.recording.writer import (
 )
 
 _now = time.monotonic_ns
-_pack = RECORD.pack
+_pack = RECORD_BY_IDENT.pack
 _EMPTY = b""
 
 # Each queued call's code: the operation and flags as they sit in the record's
@@ -88,26 +89,301 @@ def _class_name(data: bytes) -> str:
     return f"{module}.{name}" if module else str(name)
 
 
-class _Recorded:
-    """The calls recorded on any storage object, the storage's or a connection's.
+class _Calls:
+    """The recorded calls of one storage object, the storage's or a connection's.
 
     Each call reads the writer's sink (its epoch and its queue's append) before
     the clock, and queues its packed record when it returned or raised; a record
     that can't be packed (an argument of a type no storage takes) is left out:
     the call's own result or exception is the storage's, unchanged.
+
+    The calls are this plain object's methods, bound into the facade's
+    ``__dict__`` (:class:`_Recorded`): the facade has a ``__getattr__`` (it
+    delegates everything else to the storage), and on such a class Python
+    looks up every attribute of its instances through the hook, never
+    specialized: when the calls read their state from the facade, those
+    lookups were a good part of a recorded load's cost.
+    """
+
+    __slots__ = (
+        "classes",
+        "connection",
+        "ended",
+        "ident",
+        "inner",
+        "thread",
+        "transaction",
+        "writer",
+    )
+
+    def __init__(self, inner: Any, writer: TraceWriter, connection: int) -> None:
+        self.inner = inner
+        self.writer = writer
+        self.classes: bool = writer.class_names
+        self.connection = connection
+        #: The connection's transaction number (modulo 65536).
+        self.transaction = 0
+        #: The record's second field: ``connection | transaction << 16``.
+        self.ident = connection
+        #: The connection's transaction finished or aborted: the next tpc_begin starts one.
+        self.ended = False
+        #: (threading.get_ident(), the native thread id's 8 bytes) of the last caller
+        #: that needed it: the native id costs a system call.
+        self.thread: tuple[int, bytes] = (0, b"")
+
+    def next_transaction(self) -> None:
+        self.transaction = number = (self.transaction + 1) & 0xFFFF
+        self.ended = False
+        self.ident = self.connection | number << 16
+
+    def thread_bytes(self) -> bytes:
+        """The calling thread's native id, 8 bytes big-endian (as the trace's oid field)."""
+        ident, native = self.thread
+        if ident != get_ident():
+            ident = get_ident()
+            native = _thread_bytes()
+            self.thread = (ident, native)  # one tuple: a consistent pair for any thread
+        return native
+
+    def put(self, sink: Sink, now: int, code: int, oid: Any, tid: Any, size: int) -> None:
+        """Queue a record of the calls that are not the hot path (its time from *now*)."""
+        try:
+            sink[1](_pack(now - sink[0] | code, self.ident, oid, tid, size))
+        except Exception:  # an argument no storage takes: the call is the storage's
+            pass
+
+    def put_class(self, sink: Sink, now: int, oid: bytes, data: bytes) -> None:
+        sink[1]((now - sink[0] | CLASS, self.connection, self.transaction, oid, _class_name(data)))
+
+    # --- reads --------------------------------------------------------------------
+
+    def load(self, oid: bytes, *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        try:
+            # (An empty *args passed on costs a tuple and a slower call; loads have none.)
+            result = self.inner.load(oid, *args) if args else self.inner.load(oid)
+        except BaseException:
+            self.put(sink, now, LOAD | ERROR, oid, _EMPTY, 0)
+            raise
+        try:
+            sink[1](_pack(now - sink[0] | LOAD, self.ident, oid, result[1], len(result[0])))
+            if self.classes:
+                self.put_class(sink, now, oid, result[0])
+        except Exception:  # an argument no storage takes: the call is the storage's
+            pass
+        return result
+
+    def loadBefore(self, oid: bytes, tid: bytes) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        try:
+            result = self.inner.loadBefore(oid, tid)
+        except BaseException:
+            self.put(sink, now, LOAD_BEFORE | ERROR, oid, tid, 0)
+            raise
+        if result is None:
+            self.put(sink, now, LOAD_BEFORE | NONE, oid, tid, 0)
+            return result
+        try:
+            sink[1](_pack(now - sink[0] | LOAD_BEFORE, self.ident, oid, result[1], len(result[0])))
+            if self.classes:
+                self.put_class(sink, now, oid, result[0])
+        except Exception:  # an argument no storage takes: the call is the storage's
+            pass
+        return result
+
+    def loadSerial(self, oid: bytes, serial: bytes) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        flags, size = ERROR, 0
+        try:
+            data = self.inner.loadSerial(oid, serial)
+            flags, size = 0, len(data)
+            return data
+        finally:
+            self.put(sink, now, LOAD_SERIAL | flags, oid, serial, size)
+
+    def prefetch(self, oids: Iterable[bytes], *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        oids = oids if isinstance(oids, (list, tuple)) else list(oids)
+        flags = ERROR
+        try:
+            result = self.inner.prefetch(oids, *args)
+            flags = 0
+            return result
+        finally:
+            count = len(oids)
+            first = FIRST
+            for oid in oids:
+                self.put(sink, now, PREFETCH | flags | first, oid, _EMPTY, count)
+                first = 0
+
+    # --- writes -------------------------------------------------------------------
+
+    def store(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        flags = ERROR
+        try:
+            result = self.inner.store(oid, serial, data, *args)
+            flags = 0
+            return result
+        finally:
+            try:
+                sink[1](
+                    _pack(now - sink[0] | STORE | flags, self.ident, oid, serial or _EMPTY,
+                          len(data) if data else 0)
+                )  # fmt: skip
+                if self.classes and data:
+                    self.put_class(sink, now, oid, data)
+            except Exception:  # an argument no storage takes: the call is the storage's
+                pass
+
+    def storeBlob(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        flags = ERROR
+        try:
+            result = self.inner.storeBlob(oid, serial, data, *args)
+            flags = 0
+            return result
+        finally:
+            size = len(data) if isinstance(data, bytes) else 0
+            self.put(sink, now, STORE_BLOB | flags, oid, serial or _EMPTY, size)
+
+    def checkCurrentSerialInTransaction(self, oid: bytes, serial: bytes, *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        flags = ERROR
+        try:
+            result = self.inner.checkCurrentSerialInTransaction(oid, serial, *args)
+            flags = 0
+            return result
+        finally:
+            self.put(sink, now, CHECK_CURRENT | flags, oid, serial or _EMPTY, 0)
+
+    def new_oid(self) -> bytes:
+        sink = self.writer.sink
+        now = _now()
+        oid = _EMPTY
+        flags = ERROR
+        try:
+            oid = self.inner.new_oid()
+            flags = 0
+            return oid
+        finally:
+            self.put(sink, now, NEW_OID | flags, oid, _EMPTY, 0)
+
+    # --- the two-phase commit ---------------------------------------------------------
+
+    def tpc_begin(self, transaction: Any, *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        if self.ended or not self.connection:
+            # A commit with no poll since the last one (or on the storage itself).
+            self.next_transaction()
+        flags = ERROR
+        try:
+            result = self.inner.tpc_begin(transaction, *args)
+            flags = 0
+            return result
+        finally:
+            self.put(sink, now, TPC_BEGIN | flags, _EMPTY, _EMPTY, 0)
+
+    def tpc_vote(self, transaction: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        flags, size = ERROR, 0
+        try:
+            result = self.inner.tpc_vote(transaction)
+            flags = 0
+            if result:
+                try:
+                    size = len(result)
+                except TypeError:
+                    size = 0
+            return result
+        finally:
+            self.put(sink, now, TPC_VOTE | flags, _EMPTY, _EMPTY, size)
+
+    def tpc_finish(self, transaction: Any, func: Any = None) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        committed = []
+
+        def finished(tid: bytes) -> None:
+            committed.append(tid)
+            if func is not None:
+                func(tid)
+
+        flags = ERROR
+        try:
+            result = self.inner.tpc_finish(transaction, finished)
+            flags = 0
+            return result
+        finally:
+            tid = committed[0] if committed else _EMPTY
+            self.put(sink, now, TPC_FINISH | flags, _EMPTY, tid, 0)
+            self.ended = True
+
+    def tpc_abort(self, transaction: Any, *args: Any) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        flags = ERROR
+        try:
+            result = self.inner.tpc_abort(transaction, *args)
+            flags = 0
+            return result
+        finally:
+            self.put(sink, now, TPC_ABORT | flags, _EMPTY, _EMPTY, 0)
+            self.ended = True
+
+    # --- a transaction's view ------------------------------------------------------
+
+    def poll_invalidations(self) -> Any:
+        sink = self.writer.sink
+        now = _now()
+        self.next_transaction()
+        flags, size = ERROR, 0
+        try:
+            result = self.inner.poll_invalidations()
+            if result is None:
+                flags = NONE
+            else:
+                flags, size = 0, len(result)
+            return result
+        finally:
+            self.put(sink, now, POLL | flags, self.thread_bytes(), _EMPTY, size)
+
+
+#: The calls a wrapper records (its class may define one itself: then that one).
+RECORDED_CALLS = (
+    "load", "loadBefore", "loadSerial", "prefetch", "store", "storeBlob",
+    "checkCurrentSerialInTransaction", "new_oid", "tpc_begin", "tpc_vote", "tpc_finish",
+    "tpc_abort", "poll_invalidations",
+)  # fmt: skip
+
+
+class _Recorded:
+    """A storage object as ZODB sees it: the recorded calls, and the storage's own attributes.
+
+    The recorded calls are bound methods of a :class:`_Calls` in the instance's
+    ``__dict__``; every other attribute is the wrapped object's.
     """
 
     _zst_inner: Any
     _zst_writer: TraceWriter
-    _zst_connection: int = 0
-    _zst_transaction: int = 0
-    #: The connection's transaction finished or aborted: the next tpc_begin starts one.
-    _zst_ended: bool = False
+    _zst_calls: _Calls
 
-    def _zst_setup(self, inner: Any, writer: TraceWriter) -> None:
+    def _zst_setup(self, inner: Any, writer: TraceWriter, connection: int) -> None:
         self._zst_inner = inner
         self._zst_writer = writer
-        self._zst_classes = writer.class_names
+        self._zst_calls = calls = _Calls(inner, writer, connection)
+        for name in RECORDED_CALLS:
+            if not hasattr(type(self), name):
+                self.__dict__[name] = getattr(calls, name)
         zope.interface.directlyProvides(self, zope.interface.providedBy(inner))
 
     def __getattr__(self, name: str) -> Any:
@@ -126,240 +402,13 @@ class _Recorded:
     def __repr__(self) -> str:
         return f"<recording {self._zst_inner!r}>"
 
-    def _zst_put(self, sink: Sink, now: int, code: int, oid: Any, tid: Any, size: int) -> None:
-        """Queue a record of the calls that are not the hot path (its time from *now*)."""
-        try:
-            sink[1](
-                _pack(now - sink[0] | code, self._zst_connection, self._zst_transaction,
-                      oid, tid, size)
-            )  # fmt: skip
-        except Exception:  # an argument no storage takes: the call is the storage's
-            pass
-
-    def _zst_class(self, sink: Sink, now: int, oid: bytes, data: bytes) -> None:
-        sink[1](
-            (now - sink[0] | CLASS, self._zst_connection, self._zst_transaction, oid,
-             _class_name(data))
-        )  # fmt: skip
-
-    # --- reads --------------------------------------------------------------------
-
-    def load(self, oid: bytes, *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        try:
-            result = self._zst_inner.load(oid, *args)
-        except BaseException:
-            self._zst_put(sink, now, LOAD | ERROR, oid, _EMPTY, 0)
-            raise
-        try:
-            sink[1](
-                _pack(now - sink[0] | LOAD, self._zst_connection, self._zst_transaction, oid,
-                      result[1], len(result[0]))
-            )  # fmt: skip
-            if self._zst_classes:
-                self._zst_class(sink, now, oid, result[0])
-        except Exception:  # an argument no storage takes: the call is the storage's
-            pass
-        return result
-
-    def loadBefore(self, oid: bytes, tid: bytes) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        try:
-            result = self._zst_inner.loadBefore(oid, tid)
-        except BaseException:
-            self._zst_put(sink, now, LOAD_BEFORE | ERROR, oid, tid, 0)
-            raise
-        if result is None:
-            self._zst_put(sink, now, LOAD_BEFORE | NONE, oid, tid, 0)
-            return result
-        try:
-            sink[1](
-                _pack(now - sink[0] | LOAD_BEFORE, self._zst_connection,
-                      self._zst_transaction, oid, result[1], len(result[0]))
-            )  # fmt: skip
-            if self._zst_classes:
-                self._zst_class(sink, now, oid, result[0])
-        except Exception:  # an argument no storage takes: the call is the storage's
-            pass
-        return result
-
-    def loadSerial(self, oid: bytes, serial: bytes) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        flags, size = ERROR, 0
-        try:
-            data = self._zst_inner.loadSerial(oid, serial)
-            flags, size = 0, len(data)
-            return data
-        finally:
-            self._zst_put(sink, now, LOAD_SERIAL | flags, oid, serial, size)
-
-    def prefetch(self, oids: Iterable[bytes], *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        oids = oids if isinstance(oids, list | tuple) else list(oids)
-        flags = ERROR
-        try:
-            result = self._zst_inner.prefetch(oids, *args)
-            flags = 0
-            return result
-        finally:
-            count = len(oids)
-            first = FIRST
-            for oid in oids:
-                self._zst_put(sink, now, PREFETCH | flags | first, oid, _EMPTY, count)
-                first = 0
-
-    # --- writes -------------------------------------------------------------------
-
-    def store(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        flags = ERROR
-        try:
-            result = self._zst_inner.store(oid, serial, data, *args)
-            flags = 0
-            return result
-        finally:
-            try:
-                sink[1](
-                    _pack(now - sink[0] | STORE | flags, self._zst_connection,
-                          self._zst_transaction, oid, serial or _EMPTY,
-                          len(data) if data else 0)
-                )  # fmt: skip
-                if self._zst_classes and data:
-                    self._zst_class(sink, now, oid, data)
-            except Exception:  # an argument no storage takes: the call is the storage's
-                pass
-
-    def storeBlob(self, oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        flags = ERROR
-        try:
-            result = self._zst_inner.storeBlob(oid, serial, data, *args)
-            flags = 0
-            return result
-        finally:
-            size = len(data) if isinstance(data, bytes) else 0
-            self._zst_put(sink, now, STORE_BLOB | flags, oid, serial or _EMPTY, size)
-
-    def checkCurrentSerialInTransaction(self, oid: bytes, serial: bytes, *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        flags = ERROR
-        try:
-            result = self._zst_inner.checkCurrentSerialInTransaction(oid, serial, *args)
-            flags = 0
-            return result
-        finally:
-            self._zst_put(sink, now, CHECK_CURRENT | flags, oid, serial or _EMPTY, 0)
-
-    def new_oid(self) -> bytes:
-        sink = self._zst_writer.sink
-        now = _now()
-        oid = _EMPTY
-        flags = ERROR
-        try:
-            oid = self._zst_inner.new_oid()
-            flags = 0
-            return oid
-        finally:
-            self._zst_put(sink, now, NEW_OID | flags, oid, _EMPTY, 0)
-
-    # --- the two-phase commit ---------------------------------------------------------
-
-    def tpc_begin(self, transaction: Any, *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        if self._zst_ended or not self._zst_connection:
-            # A commit with no poll since the last one (or on the storage itself).
-            self._zst_transaction = (self._zst_transaction + 1) & 0xFFFF
-            self._zst_ended = False
-        flags = ERROR
-        try:
-            result = self._zst_inner.tpc_begin(transaction, *args)
-            flags = 0
-            return result
-        finally:
-            self._zst_put(sink, now, TPC_BEGIN | flags, _EMPTY, _EMPTY, 0)
-
-    def tpc_vote(self, transaction: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        flags, size = ERROR, 0
-        try:
-            result = self._zst_inner.tpc_vote(transaction)
-            flags = 0
-            if result:
-                try:
-                    size = len(result)
-                except TypeError:
-                    size = 0
-            return result
-        finally:
-            self._zst_put(sink, now, TPC_VOTE | flags, _EMPTY, _EMPTY, size)
-
-    def tpc_finish(self, transaction: Any, func: Any = None) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        committed = []
-
-        def finished(tid: bytes) -> None:
-            committed.append(tid)
-            if func is not None:
-                func(tid)
-
-        flags = ERROR
-        try:
-            result = self._zst_inner.tpc_finish(transaction, finished)
-            flags = 0
-            return result
-        finally:
-            tid = committed[0] if committed else _EMPTY
-            self._zst_put(sink, now, TPC_FINISH | flags, _EMPTY, tid, 0)
-            self._zst_ended = True
-
-    def tpc_abort(self, transaction: Any, *args: Any) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        flags = ERROR
-        try:
-            result = self._zst_inner.tpc_abort(transaction, *args)
-            flags = 0
-            return result
-        finally:
-            self._zst_put(sink, now, TPC_ABORT | flags, _EMPTY, _EMPTY, 0)
-            self._zst_ended = True
-
-    # --- a transaction's view ------------------------------------------------------
-
-    def poll_invalidations(self) -> Any:
-        sink = self._zst_writer.sink
-        now = _now()
-        self._zst_transaction = (self._zst_transaction + 1) & 0xFFFF
-        self._zst_ended = False
-        flags, size = ERROR, 0
-        try:
-            result = self._zst_inner.poll_invalidations()
-            if result is None:
-                flags = NONE
-            else:
-                flags, size = 0, len(result)
-            return result
-        finally:
-            self._zst_put(sink, now, POLL | flags, _thread_bytes(), _EMPTY, size)
-
 
 class RecordingInstance(_Recorded):
     """One connection's storage instance (``new_instance()``), recorded under its number."""
 
     def __init__(self, inner: Any, writer: TraceWriter, owner: RecordingStorage, number: int):
-        self._zst_setup(inner, writer)
+        self._zst_setup(inner, writer, number)
         self._zst_owner = owner
-        self._zst_connection = number
         self._zst_released = False
 
     def release(self) -> Any:
@@ -370,8 +419,9 @@ class RecordingInstance(_Recorded):
         finally:
             if not self._zst_released:
                 self._zst_released = True
-                self._zst_put(sink, now, RELEASE, _thread_bytes(), _EMPTY, 0)
-                self._zst_owner._zst_free(self._zst_connection)
+                calls = self._zst_calls
+                calls.put(sink, now, RELEASE, calls.thread_bytes(), _EMPTY, 0)
+                self._zst_owner._zst_free(calls.connection)
 
 
 class RecordingStorage(_Recorded):
@@ -382,7 +432,7 @@ class RecordingStorage(_Recorded):
     """
 
     def __init__(self, storage: Any, writer: TraceWriter) -> None:
-        self._zst_setup(storage, writer)
+        self._zst_setup(storage, writer, 0)
         zope.interface.alsoProvides(self, IMVCCStorage)
         if IMVCCStorage.providedBy(storage):
             self._zst_mvcc = storage
@@ -417,7 +467,8 @@ class RecordingStorage(_Recorded):
         number = self._zst_number()
         instance = RecordingInstance(inner, self._zst_writer, self, number)
         sink = self._zst_writer.sink
-        instance._zst_put(sink, _now(), op << 48, _thread_bytes(), tid, 0)
+        calls = instance._zst_calls
+        calls.put(sink, _now(), op << 48, calls.thread_bytes(), tid, 0)
         return instance
 
     def new_instance(self) -> RecordingInstance:
@@ -439,7 +490,7 @@ class RecordingStorage(_Recorded):
 
     def poll_invalidations(self) -> Any:
         if self._zst_mvcc is self._zst_inner:
-            return super().poll_invalidations()
+            return self._zst_calls.poll_invalidations()
         return []  # a plain storage has no view of its own: always the latest
 
     def sync(self, *args: Any) -> Any:
