@@ -43,6 +43,20 @@ MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "24004"))
 ALONE_VARIABLE = "ZODBSHOOTOUT_ALONE"
 
 
+def pytest_sessionstart(session):
+    """matplotlib's font list, built before any test (in each xdist worker).
+
+    On a machine that never ran matplotlib, its first use runs ``fc-list`` to
+    build the list (~/.cache/matplotlib): inside a unit test, the guard
+    against processes (support/no_processes.py) would fail the test, which
+    depends then on which test came first.
+    """
+    try:
+        import matplotlib.font_manager  # noqa: F401  (builds or loads the list)
+    except ImportError:
+        pass  # no plots without it: those tests skip
+
+
 def pytest_collection_modifyitems(config, items):
     if os.environ.get(ALONE_VARIABLE):
         return
