@@ -99,7 +99,7 @@ def bare(  # noqa: C901 (one branch per call, inline, as the replay has)
     known: list[dict[int, bytes]] = [{} for _ in instances]
     txn: Any = None
     stored: list[int] = []
-    for _start, slot, _kind, calls in entries:
+    for _start, slot, _kind, calls, _part in entries:
         instance, seen = instances[slot], known[slot]
         for code, oid, size, raised in calls:
             try:

@@ -450,6 +450,11 @@ class RecordingStorage(_Recorded):
         """The trace's writer: its files, whether it stopped and why."""
         return self._zst_writer
 
+    @property
+    def mvcc_storage(self) -> Any:
+        """The IMVCCStorage whose instances it wraps (ZODB's adapter of a plain storage)."""
+        return self._zst_mvcc
+
     def _zst_number(self) -> int:
         with self._zst_lock:
             if self._zst_free_numbers:

@@ -8,8 +8,9 @@ the recorded transaction number, each starting at its poll.  A transaction
 keeps its start (nanoseconds from the traces' first call, on the monotonic
 clock every trace of one machine shares) and its calls as tuples
 ``(code, oid, size, raised)``: the oid as an index into :attr:`ReplayPlan.sizes`
-(a replay maps it to an object of its own dataset), the size of a store,
-and whether the recorded call raised.
+(a replay maps it to an object of its own dataset), the size of a store (of a
+poll: how many objects it said changed, -1 for "maybe all"), and whether the
+recorded call raised.
 
 What can't be replayed as recorded is replayed as near as it can and said
 (:attr:`ReplayPlan.notes`): ``loadBefore`` and ``loadSerial`` name revisions
@@ -45,6 +46,10 @@ ABORT = 9
 POLL = 10
 #: A store whose recorded serial was 0: the object is created.
 CREATE = 11
+#: Ordered replays (:mod:`.order`): wait for this worker's turn; hand the turn to
+#: worker *oid*.  Never recorded, never counted.
+TURN = 12
+PASS = 13
 
 #: Each call's name in the counts (:func:`call_counts`).
 CALL_NAMES = {
@@ -84,6 +89,10 @@ _COMMIT = (STORE, CREATE, CHECK, VOTE, FINISH, ABORT)
 
 Call = tuple[int, Any, int, bool]
 
+#: What part of its transaction a worker's entry is: all of it, the first
+#: piece of two (timed, not yet recorded), the last piece.
+WHOLE, HEAD, REST = 0, 1, 2
+
 
 @dataclass
 class Transaction:
@@ -92,6 +101,16 @@ class Transaction:
     start_ns: int
     calls: list[Call] = field(default_factory=list)
     stored_bytes: int = 0
+    #: Where its commit sits among the others': the recorded tpc_finish's time, else
+    #: a vote's that raised, else its tpc_abort's (None: no commit recorded).
+    commit_ns: int | None = None
+    #: The time of its last recorded call.
+    end_ns: int = 0
+
+    @property
+    def commit_position_ns(self) -> int:
+        """Its commit's place in the recorded order (see commit_ns)."""
+        return self.end_ns if self.commit_ns is None else self.commit_ns
 
     @property
     def kind(self) -> str:
@@ -224,7 +243,12 @@ class _Builder:
         if op is Op.POLL or record.transaction != number[0] or not stream.transactions:
             number[0] = record.transaction
             stream.transactions.append(Transaction(time_ns))
-        self._call(stream.transactions[-1], record, where, number[1])
+        transaction = stream.transactions[-1]
+        self._call(transaction, record, where, number[1])
+        transaction.end_ns = time_ns
+        ends = op is Op.TPC_FINISH or (op is Op.TPC_VOTE and record.flags & FLAG_ERROR)
+        if ends or (op is Op.TPC_ABORT and transaction.commit_ns is None):
+            transaction.commit_ns = time_ns
 
     def _call(self, transaction: Transaction, record: Record, where: str, stream: int) -> None:
         op, raised = record.op, bool(record.flags & FLAG_ERROR)
@@ -252,6 +276,8 @@ class _Builder:
             if record.tid == 0:
                 self.oids.created[oid] = True
                 code = CREATE
+        elif code == POLL:  # how many objects it said changed (-1: "maybe all")
+            size = -1 if record.flags & FLAG_NONE else record.size
         transaction.calls.append((code, oid, size, raised))
 
 
@@ -280,6 +306,9 @@ def read_plan(traces: Iterable[Trace]) -> ReplayPlan:
     for stream in streams:
         for transaction in stream.transactions:
             transaction.start_ns -= first
+            transaction.end_ns -= first
+            if transaction.commit_ns is not None:
+                transaction.commit_ns -= first
     streams.sort(key=lambda stream: stream.transactions[0].start_ns)
     plan = ReplayPlan(streams, oids.dataset_sizes(), {}, last - first, notes, tail)
     plan.recorded = call_counts(t.calls for s in streams for t in s.transactions)
@@ -336,9 +365,10 @@ def call_counts(calls_of: Iterable[list[Call]]) -> dict[str, int]:
     counts = dict.fromkeys(sorted(set(CALL_NAMES.values())), 0)
     for calls in calls_of:
         for code, _oid, _size, raised in calls:
-            if code == FINISH and raised:
-                continue
-            counts[CALL_NAMES[code]] += 1
+            name = CALL_NAMES.get(code)
+            if name is None or (code == FINISH and raised):
+                continue  # a turn of an ordered replay, or a commit that failed
+            counts[name] += 1
     return counts
 
 
@@ -363,13 +393,14 @@ def assign(streams: list[Stream], workers: int) -> list[list[int]]:
 
 def worker_transactions(
     plan: ReplayPlan, streams: list[int]
-) -> Iterator[tuple[int, int, str, list[Call]]]:
-    """The transactions of *streams* in recorded order: (start ns, slot, kind, calls).
+) -> Iterator[tuple[int, int, str, list[Call], int]]:
+    """The transactions of *streams* in recorded order: (start ns, slot, kind, calls, 0).
 
-    *slot* is the stream's place in *streams* (the worker's connection for it).
+    *slot* is the stream's place in *streams* (the worker's connection for it);
+    the 0 says each is whole (see :mod:`.order` for transactions in pieces).
     """
     entries = [
-        (transaction.start_ns, slot, transaction.kind, transaction.calls)
+        (transaction.start_ns, slot, transaction.kind, transaction.calls, WHOLE)
         for slot, index in enumerate(streams)
         for transaction in plan.streams[index].transactions
     ]

@@ -4,7 +4,8 @@ A mode on run.skeleton, as mix is (servers, refusals, failures, SIGINT and
 SIGTERM, a save after every database).  For each database, in a session of
 the concurrency layer: untimed, the guard and a new dataset
 (:mod:`.dataset`); then c workers (:class:`.worker.ReplayTask`) replay their
-share of the recorded connections; their reports are merged into the record
+share of the recorded connections, in the recorded order of their polls and
+commits unless told otherwise (:mod:`.order`); their reports are merged into the record
 a mix run keeps (:func:`zodbshootout.results.mix.merge_reports`, one row
 per transaction kind), so that show, compare, history, plot and report read
 a replay as they read a mix; the calls it issued are its ``replay`` entry.
@@ -13,6 +14,7 @@ a replay as they read a mix; the calls it issued are its ``replay`` entry.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
@@ -22,6 +24,7 @@ from zodbshootout.config.loader import LoadedConfig
 from zodbshootout.errors import CellError
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.dataset import build_dataset
+from zodbshootout.replay.order import Entry, ordered_entries
 from zodbshootout.replay.worker import ReplayTask
 from zodbshootout.results.histogram import encode, new_histogram
 from zodbshootout.results.mix import merge_reports
@@ -45,6 +48,9 @@ class ReplayOptions:
     threads: bool = False
     interval_seconds: float = 1.0
     timeout_seconds: float = 300.0  # on top of the recorded span ÷ speed
+    #: Polls and commits in their recorded order across workers (see .order);
+    #: False: each worker replays its transactions whole, as fast as it goes.
+    ordered: bool = True
 
     @property
     def rate_per_second(self) -> float | None:
@@ -70,6 +76,7 @@ class ReplayOptions:
         return {
             "traces": list(self.traces),
             "level": "storage",
+            "order": "recorded" if self.ordered else "free",
             "speed": self.speed,
             "connections": len(plan.streams),
             "transactions": plan.transactions,
@@ -123,6 +130,18 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
         """The recorded connections (streams) each worker replays."""
         return p.assign(self.options.plan.streams, self.options.concurrency)
 
+    @cached_property
+    def entries(self) -> list[list[Entry]]:
+        """What each worker replays: its transactions, or their pieces (ordered)."""
+        plan, shares = self.options.plan, self.shares
+        if self.options.ordered:
+            entries, unexplained = ordered_entries(plan, shares)
+            if unexplained:
+                self.say(f"{unexplained} recorded polls placed by their time alone: no order "
+                         "of the commits gives what they returned")  # fmt: skip
+            return entries
+        return [[list(entry) for entry in p.worker_transactions(plan, share)] for share in shares]
+
     def measure(self, servers: EmbeddedServers) -> None:
         self.measure_each(partial(self._measure, servers))
 
@@ -142,7 +161,10 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
             speed = f"at {options.speed:g}x the recorded schedule" if options.speed else "flat out"
             self.say(f"{row}: {options.concurrency} workers replay {options.plan.transactions} "
                      f"transactions, {speed}")  # fmt: skip
-            tasks = [self._task(name, route, worker, built) for worker in range(len(self.shares))]
+            turns = self._turns()
+            tasks = [
+                self._task(name, route, worker, built, turns) for worker in range(len(self.shares))
+            ]
             wait = options.timeout_seconds
             if options.speed:
                 wait += options.plan.span_ns / 1e9 / options.speed
@@ -160,11 +182,12 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
                 issued[key] += count
         reloads = sum(report["reloads"] for report in reports)
         record["replay"] = {"issued": issued, "reloads": reloads}
+        recorded = options.plan.recorded
+        more = f"; {reloads} loads more, of objects another worker changed in between"
         self.say(
             f"{row}: issued {issued['loads']} loads, {issued['stores']} stores, "
-            f"{issued['commits']} commits (recorded: {options.plan.recorded['loads']}, "
-            f"{options.plan.recorded['stores']}, {options.plan.recorded['commits']}); "
-            f"{reloads} loads more, of objects another worker changed in between"
+            f"{issued['commits']} commits (recorded: {recorded['loads']}, "
+            f"{recorded['stores']}, {recorded['commits']}){more if reloads else ''}"
         )
         # Workers replay the connections they were given, as unequal as the recording's:
         # a fairness verdict on their shares would judge the application, not the database.
@@ -178,7 +201,23 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
         self.opened.update((name, row))
         return built
 
-    def _task(self, name: str, route: Route, worker: int, built: dict[str, Any]) -> ReplayTask:
+    def _turns(self) -> tuple[tuple[Any, ...], Any] | None:
+        """An ordered replay's semaphores (one per worker) and the last commit's tid (8
+        bytes), new for each stage; None with one worker or in free order."""
+        if not self.options.ordered or len(self.shares) < 2:
+            return None
+        # Named semaphores and shared memory: they reach the forkserver's workers too.
+        context = multiprocessing.get_context("forkserver")
+        return tuple(context.Semaphore(0) for _ in self.shares), context.RawArray("c", 8)
+
+    def _task(
+        self,
+        name: str,
+        route: Route,
+        worker: int,
+        built: dict[str, Any],
+        turns: tuple[tuple[Any, ...], Any] | None,
+    ) -> ReplayTask:
         options = self.options
         share = self.shares[worker]
         return ReplayTask(
@@ -188,10 +227,11 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
             worker,
             options.concurrency,
             len(share),
-            [list(entry) for entry in p.worker_transactions(options.plan, share)],
+            self.entries[worker],
             built["oids"],
             built["serials"],
             options.speed,
             options.interval_seconds,
             options.timeout_seconds,
+            *(turns or (None, None)),
         )

@@ -22,6 +22,7 @@ resolutions are counted, as conflicts of class ``resolved``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,15 +43,24 @@ from zodbshootout.replay.plan import (
     CHECK,
     CREATE,
     FINISH,
+    HEAD,
     LOAD,
     NEW_OID,
+    PASS,
     POLL,
     PREFETCH,
+    REST,
     STORE,
+    TURN,
     VOTE,
 )
 
-#: A transaction as a task holds it: [start ns, slot, kind, calls].
+#: The longest a worker waits for its storage to learn of another worker's commit before
+#: its own turn goes on (a ZEO client whose server is gone never does).
+CATCH_UP_SECONDS = 10.0
+
+#: A transaction (or a piece of one) as a task holds it: [start ns, slot, kind, calls,
+#: part] (part: plan.WHOLE, HEAD or REST; see :mod:`.order`).
 Entry = list[Any]
 
 
@@ -69,6 +79,11 @@ class ReplayTask(DatabaseTask):
     speed: float | None
     interval_seconds: float
     barrier_timeout_seconds: float
+    #: An ordered replay with several workers: each worker's semaphore, its turn
+    #: to issue a boundary event (see :mod:`.order`); None: no turns to take.
+    turns: tuple[Any, ...] | None = None
+    #: With turns: the tid of the last commit a worker made, 8 bytes (a RawArray).
+    last_commit: Any = None
 
     def timed_waits(self) -> list[tuple[int, str]]:
         return [(0, "replay")]
@@ -98,7 +113,7 @@ class ReplayTask(DatabaseTask):
 class _Connection:
     """A recorded connection's instance and the serials it knows."""
 
-    __slots__ = ("instance", "known", "stored", "trust_dataset", "txn")
+    __slots__ = ("held", "instance", "known", "skip", "trust_dataset")
 
     def __init__(self, instance: Any) -> None:
         self.instance = instance
@@ -108,6 +123,10 @@ class _Connection:
         #: An oid it never read has the dataset's serial, until a poll said
         #: "everything changed" (then it is read before it is written).
         self.trust_dataset = True
+        #: A transaction in two pieces: its first one's intended start, start and end.
+        self.held: tuple[float | None, float, float] = (None, 0.0, 0.0)
+        #: Its first piece broke: the second one's calls are not issued.
+        self.skip = False
 
 
 def replay(
@@ -128,6 +147,7 @@ def replay(
         connection.instance.poll_invalidations()
     issued = p.call_counts(entry[3] for entry in task.transactions)
     run = _Run(oids, initial, data, issued)
+    run.ordered(task, barrier, clock, mvcc)
     try:
         barrier.wait(task.barrier_timeout_seconds)
         started_at = time.time()
@@ -158,21 +178,41 @@ def _loop(
     start: float,
     clock: Callable[[], float],
 ) -> None:
-    """The timed loop: each transaction (at its intended start, under --speed), recorded."""
+    """The timed loop: each transaction (at its intended start, under --speed), recorded.
+
+    The time a worker waited for its turn (an ordered replay) is not the
+    transaction's: its start moves by as much (its latency under --speed, from
+    the intended start, keeps it).  A transaction in two pieces is recorded
+    after its second, timed as if they had run back to back.
+    """
     transact = run.transaction
     assert run.recorder is not None
     record = run.recorder.record
     speed = task.speed
     intended = None
-    for offset, slot, kind, calls in task.transactions:
-        if speed is not None:
+    for offset, slot, kind, calls, part in task.transactions:
+        connection = connections[slot]
+        if speed is not None and part != REST:
             intended = start + offset / 1e9 / speed
             now = clock()
             if intended > now:
                 time.sleep(intended - now)
         began = clock()
-        broken = transact(connections[slot], calls)
+        broken = (
+            transact(connection, calls) if not connection.skip else run.skipped(connection, calls)
+        )
         done = clock()
+        if run.waited:
+            began += run.waited
+            run.waited = 0.0
+        if part == HEAD:
+            connection.held = (intended, began, done)
+            connection.skip = broken is not None
+            if broken is not None:
+                run.counted(kind, calls, broken)
+            continue
+        if part == REST:
+            intended, began = connection.held[0], began - (connection.held[2] - connection.held[1])
         record(kind, began if intended is None else min(intended, began), began, done)
         if broken is not None or run.resolved:
             run.counted(kind, calls, broken)
@@ -199,6 +239,71 @@ class _Run:
         #: this connection read it, read again before it is written (see serial).
         self.reloads = 0
         self.index_of = {oid: index for index, oid in enumerate(oids)}
+        #: An ordered replay's turns (see ordered); seconds waited for them since the
+        #: loop last looked.
+        self.turns: tuple[Any, ...] = ()
+        self.mine: Any = None
+        self.last_commit: Any = None
+        #: The tid of the last commit this worker made, until it hands the turn on.
+        self.made: bytes | None = None
+        self.last_tid: Callable[[], bytes] | None = None
+        self.waited = 0.0
+        self.barrier: Any = None
+        self.clock: Callable[[], float] = time.perf_counter
+
+    def ordered(
+        self, task: ReplayTask, barrier: Barrier, clock: Callable[[], float], mvcc: Any
+    ) -> None:
+        """Take turns with the other workers (an ordered replay's semaphores), if any."""
+        self.barrier, self.clock = barrier, clock
+        if task.turns is None:
+            return
+        self.turns, self.mine = task.turns, task.turns[task.worker]
+        self.last_commit = task.last_commit
+        from ZODB.mvccadapter import MVCCAdapter  # lazy: ZODB's adapter, as ZODB.DB uses it
+
+        inner = getattr(mvcc, "mvcc_storage", mvcc)  # under a recording wrapper: its storage
+        if isinstance(inner, MVCCAdapter):
+            # A plain storage's instances see the commits its client was told of (ZEO:
+            # by a message that may still be on its way); RelStorage's ask the database.
+            self.last_tid = inner._storage.lastTransaction
+
+    def turn(self) -> None:
+        """Wait for this worker's turn (a broken barrier: another worker failed, it stops),
+        then until its storage knows of the last commit another worker made."""
+        clock = self.clock
+        began = clock()
+        while not self.mine.acquire(timeout=0.25):
+            if getattr(self.barrier, "broken", False):
+                raise threading.BrokenBarrierError
+        if self.last_tid is not None:
+            tid = self.last_commit.raw
+            late = began + CATCH_UP_SECONDS
+            while self.last_tid() < tid and clock() < late:
+                time.sleep(0.0001)
+        self.waited += clock() - began
+
+    def hand_on(self, worker: int) -> None:
+        """Hand the turn to *worker*, with the tid of the last commit made here since."""
+        if self.made is not None and self.last_commit is not None:
+            self.last_commit.raw = self.made
+            self.made = None
+        self.turns[worker].release()
+
+    def keep_order(self, calls: list[p.Call]) -> None:
+        """The turns among *calls*, whose other calls are not issued: the order goes on."""
+        for code, oid, _size, _raised in calls:
+            if code == TURN:
+                self.turn()
+            elif code == PASS:
+                self.hand_on(oid)
+
+    def skipped(self, connection: _Connection, calls: list[p.Call]) -> None:
+        """The second piece of a transaction whose first one broke: only its turns."""
+        connection.skip = False
+        self.keep_order(calls)
+        for key, count in p.call_counts([calls]).items():
+            self.issued[key] -= count
 
     # One branch per kind of call, inline: the timed loop makes no call of
     # its own between the storage's (a dispatch table would add one per call).
@@ -233,7 +338,7 @@ class _Run:
                     if resolved:
                         self.resolved += len(resolved)
                 elif code == FINISH:
-                    tid = instance.tpc_finish(txn)
+                    tid = self.made = instance.tpc_finish(txn)
                     for each in stored:
                         known[each] = tid
                     txn = None
@@ -247,23 +352,30 @@ class _Run:
                 elif code == CHECK:
                     serial = known.get(oid) or self.serial(connection, oid)
                     instance.checkCurrentSerialInTransaction(oids[oid], serial, txn)
+                elif code == TURN:
+                    self.turn()
+                elif code == PASS:
+                    self.hand_on(oid)
             except Exception as error:
+                if code == TURN:
+                    raise  # the replay stops: another worker failed
                 if raised:
                     continue  # as recorded
                 return self._ended(instance, txn, calls, call, error)
         return None
 
-    @staticmethod
     def _ended(
-        instance: Any, txn: Any, calls: list[p.Call], call: p.Call, error: Exception
+        self, instance: Any, txn: Any, calls: list[p.Call], call: p.Call, error: Exception
     ) -> tuple[int, BaseException, bool]:
-        """Where a transaction ended by *error* (at *call*), aborted if it was committing."""
+        """Where a transaction ended by *error* (at *call*), aborted if it was committing;
+        the turns after it taken and handed on all the same."""
         at = next(index for index, each in enumerate(calls) if each is call)
         if txn is not None:
             try:
                 instance.tpc_abort(txn)
             except Exception:
                 pass  # the error that ended it is what is counted
+        self.keep_order(calls[at + 1 :])
         return at, error, txn is not None
 
     def invalidated(self, connection: _Connection, changed: Any) -> None:

@@ -66,6 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "2x: twice as fast), latency counted from then (default: flat out)",
     )
     parser.add_argument(
+        "--free-order",
+        action="store_true",
+        help="let the workers' transactions interleave as they go, instead of keeping the "
+        "recorded order of polls and commits across workers (default: recorded order; free: "
+        "more concurrency, but loads the recording didn't make and conflicts it didn't have)",
+    )
+    parser.add_argument(
         "--threads", action="store_true", help="workers are threads sharing one storage"
     )
     parser.add_argument(
@@ -108,8 +115,9 @@ def replay_options(args: argparse.Namespace) -> ReplayOptions:
             "replays one or more of them"
         )
     return ReplayOptions(
-        plan, tuple(paths), workers, args.speed, args.threads, args.interval, args.timeout
-    )
+        plan, tuple(paths), workers, args.speed, args.threads, args.interval, args.timeout,
+        ordered=not args.free_order,
+    )  # fmt: skip
 
 
 def _said(options: ReplayOptions) -> list[str]:
