@@ -49,6 +49,7 @@ from zodbshootout.recording import open_trace, record
 from zodbshootout.replay import plan as p
 from zodbshootout.replay.dataset import build_dataset
 from zodbshootout.replay.objects import Records
+from zodbshootout.replay.order import ordered_entries
 from zodbshootout.replay.plan import (
     ABORT,
     BEGIN,
@@ -173,7 +174,8 @@ def one_round(plan: p.ReplayPlan, make: Callable[[], Any], harnessed: bool) -> t
     db = ZODB.DB(make())
     built = build_dataset(db, plan.sizes)
     share = list(range(len(plan.streams)))
-    entries: list[list[Any]] = [list(e) for e in p.worker_transactions(plan, share)]
+    # One worker, as the default (ordered) replay gives it its share: no turns to take.
+    ((entries,), _unexplained) = ordered_entries(plan, [share])
     mvcc = db._mvcc_storage
     try:
         if harnessed:

@@ -82,6 +82,46 @@ def test_a_replay_issues_what_the_recording_did_on_every_database(recording, tmp
     assert shown.splitlines()[0].startswith("database,operation,transactions")
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_fewer_workers_than_connections_replay_exactly_too(recording, tmp_path, workers):
+    """-c below the recorded connections (five: the mix's two workers and its set-up's):
+    a worker replays several, in pieces where the order needs it, never waiting for
+    itself."""
+    traces = tmp_path / "replayed"
+    traces.mkdir()
+    config = recorded_config(tmp_path / "replay.conf", traces, ["sqlite", "zeo_fs"])
+    result = tmp_path / "replay.json"
+    process, _out, _err = zodbshootout(
+        "replay", *recording, config, "-c", workers, "-o", str(result), "-q"
+    )
+    recorded = counts(recording)
+    saved = json.loads(result.read_text())
+    assert saved["metadata"]["replay"]["order"] == "recorded"
+    for record in saved["mix"]:
+        name = record["database"]
+        assert record["replay"]["reloads"] == 0, name
+        assert counts(traces_of(str(traces), name, but_pid=process.pid)) == recorded, name
+
+
+def test_free_order_interleaves_as_the_workers_go(recording, tmp_path):
+    """--free-order: the recorded calls all the same, and the loads its own interleaving
+    added (objects another worker changed in between), said apart."""
+    traces = tmp_path / "replayed"
+    traces.mkdir()
+    config = recorded_config(tmp_path / "replay.conf", traces, ["sqlite"])
+    result = tmp_path / "replay.json"
+    process, _out, _err = zodbshootout(
+        "replay", *recording, config, "--free-order", "-o", str(result), "-q"
+    )
+    recorded = counts(recording)
+    saved = json.loads(result.read_text())
+    assert saved["metadata"]["replay"]["order"] == "free"
+    (record,) = saved["mix"]
+    reloads = record["replay"]["reloads"]
+    replayed = counts(traces_of(str(traces), "sqlite", but_pid=process.pid))
+    assert replayed == {**recorded, "loads": recorded["loads"] + reloads}
+
+
 def starts(paths, but_pid=None, set_up=False):
     """Each transaction's start (its poll), in ns on the machine's monotonic clock.
 
