@@ -198,9 +198,7 @@ def _loop(
             if intended > now:
                 time.sleep(intended - now)
         began = clock()
-        broken = (
-            transact(connection, calls) if not connection.skip else run.skipped(connection, calls)
-        )
+        broken = (run.skipped if connection.skip else transact)(connection, calls)
         done = clock()
         if run.waited:
             began += run.waited
@@ -298,12 +296,16 @@ class _Run:
             elif code == PASS:
                 self.hand_on(oid)
 
-    def skipped(self, connection: _Connection, calls: list[p.Call]) -> None:
-        """The second piece of a transaction whose first one broke: only its turns."""
+    def skipped(
+        self, connection: _Connection, calls: list[p.Call]
+    ) -> tuple[int, BaseException, bool] | None:
+        """The second piece of a transaction whose first one broke: only its turns (it
+        did not break again: None)."""
         connection.skip = False
         self.keep_order(calls)
         for key, count in p.call_counts([calls]).items():
             self.issued[key] -= count
+        return None
 
     # One branch per kind of call, inline: the timed loop makes no call of
     # its own between the storage's (a dispatch table would add one per call).
