@@ -189,6 +189,7 @@ def _loop(
     assert run.recorder is not None
     record = run.recorder.record
     speed = task.speed
+    ordered = bool(run.turns)
     intended = None
     for offset, slot, kind, calls, part in task.transactions:
         connection = connections[slot]
@@ -198,19 +199,21 @@ def _loop(
             if intended > now:
                 time.sleep(intended - now)
         began = clock()
-        broken = (run.skipped if connection.skip else transact)(connection, calls)
+        # A transaction whole (part 0) and one worker: a truth test each, nothing more.
+        broken = (run.skipped if part and connection.skip else transact)(connection, calls)
         done = clock()
-        if run.waited:
+        if ordered and run.waited:
             began += run.waited
             run.waited = 0.0
-        if part == HEAD:
-            connection.held = (intended, began, done)
-            connection.skip = broken is not None
-            if broken is not None:
-                run.counted(kind, calls, broken)
-            continue
-        if part == REST:
-            intended, began = connection.held[0], began - (connection.held[2] - connection.held[1])
+        if part:
+            if part == HEAD:
+                connection.held = (intended, began, done)
+                connection.skip = broken is not None
+                if broken is not None:
+                    run.counted(kind, calls, broken)
+                continue
+            held = connection.held
+            intended, began = held[0], began - (held[2] - held[1])
         record(kind, began if intended is None else min(intended, began), began, done)
         if broken is not None or run.resolved:
             run.counted(kind, calls, broken)
