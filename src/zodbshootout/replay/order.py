@@ -122,17 +122,17 @@ def sequence(plan: p.ReplayPlan) -> tuple[dict[tuple[int, int, int], int], int]:
     unexplained = 0
     for stream, each in enumerate(plan.streams):
         seen = 0  # the commits the stream's last poll saw
-        low = 0  # ... or up to its own last one
+        low = 0  # where its next start may go: after its last start and its own last commit
         high = _next_own(commits, stream, len(each.transactions))
         for number, transaction in enumerate(each.transactions):
             first = transaction.calls[0]
             if first[0] != p.BEGIN:
                 guess = bisect.bisect_left(commits.positions, transaction.start_ns)
-                said = first[2] if first[0] == p.POLL else -1
-                bounds = (max(low, seen), high[number])
-                seen, explained = _cut(commits, stream, seen, bounds, guess, said)
+                said = first[2] if first[0] == p.POLL and not first[3] else -1
+                low, explained = _cut(commits, stream, seen, (low, high[number]), guess, said)
                 unexplained += not explained
-                keys.append((seen, 0, transaction.start_ns, stream, number))
+                seen = low if first[0] == p.POLL else seen
+                keys.append((low, 0, transaction.start_ns, stream, number))
             own = commits.index.get((stream, number))
             if own is not None:
                 low = own + 1
