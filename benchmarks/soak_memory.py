@@ -215,10 +215,11 @@ def _kill_and_read(
 ) -> int:
     """kill -9 of the coordinator *after* seconds into its measurement; what was kept."""
     assert cli.stderr is not None
+    stream = cli.stderr
     started = threading.Event()
 
     def drain() -> None:  # the progress lines: "...: sqlite:     1 s: ..." once it closed
-        for line in cli.stderr:
+        for line in stream:
             if re.search(r":\s+1 s:", line):
                 started.set()
 
