@@ -287,3 +287,22 @@ def test_a_run_with_a_restart_is_judged_before_it():
     assert drift.describe(found, 60).startswith("drift: decaying over 40 s before the restart:")
     whole = drift.drift(_record(before + after))  # the same intervals, no restart said
     assert whole["verdict"] == "steady"
+
+
+def test_a_restart_tells_the_clients_series_from_the_servers():
+    """A server's decay with a restart: the client's memory grew with it before the
+    restart as closely as the dead rows did (the CI pre-check of 2026-11-26 ranked it
+    first), but new processes brought it back down while the rate stayed down."""
+    rates = [40 - 0.8 * i for i in range(40)] + [8.0 + (i % 2) for i in range(20)]
+    t = list(range(61))
+    rss = [5e7 + 3e5 * i for i in range(41)] + [5e7 + 3e5 * i for i in range(20)]
+    dead = [1000 * i for i in range(61)]
+    series = {
+        "client.0.rss": {"unit": "bytes", "t": t, "values": rss},
+        "postgresql.object_state.dead_rows": {"unit": "rows", "t": t, "values": dead},
+    }
+    restart = {"after_interval": 40, "gap_seconds": 0.0}
+    found = drift.drift(_record(rates, series=series, restart=restart))
+    assert found["verdict"] == "decaying"
+    names = [entry["series"] for entry in found["moved_with"]]
+    assert names == ["postgresql.object_state.dead_rows"]

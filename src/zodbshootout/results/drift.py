@@ -309,6 +309,21 @@ def _judged_values(
     return times[:at], rates[:at], p99_times, p99[: len(p99_times)]
 
 
+def _whole_run(record: MixRecord, name: str) -> tuple[list[float], list[float], dict[float, float]]:
+    """The decaying value on every interval, those after a restart too, to rank series on.
+
+    The restart is the experiment that tells them apart: a series of the
+    client's that new processes brought back down while the rate stayed
+    down (its memory, during a server's decay) stops moving with the decay;
+    one that kept growing (the server's dead rows) still does.
+    """
+    times, rates, p99_times, p99 = _interval_values(record)
+    per_second = dict(zip(times, rates, strict=True))
+    if name == "throughput":
+        return times, rates, per_second
+    return p99_times, [math.log(max(value, 1e-3)) for value in p99], per_second
+
+
 def _slope_data(slope: Slope | None) -> dict[str, Any] | None:
     if slope is None:
         return None
@@ -339,7 +354,6 @@ def drift(record: MixRecord) -> dict[str, Any]:
     judged before the restart (``before_restart``).
     """
     times, rates, p99_times, p99 = _judged_values(record)
-    per_second = dict(zip(times, rates, strict=True))
     log_p99 = [math.log(max(value, 1e-3)) for value in p99]
     throughput = fit(times, rates)
     latency = fit(p99_times, log_p99, log=True)
@@ -375,7 +389,7 @@ def drift(record: MixRecord) -> dict[str, Any]:
     found["verdict"] = "decaying" if decays else "steady"
     if decays:
         name, xs, ys = decays[0]
-        found["moved_with"] = _moved_with(record, name, xs, ys, per_second)
+        found["moved_with"] = _moved_with(record, name, *_whole_run(record, name))
         busier = _machine_busier(record, name, xs, ys)
         # The machine explains it only when no series of the database's moved as
         # closely: a local server that works harder makes the machine busier too.
