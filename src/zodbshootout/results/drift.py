@@ -1,16 +1,17 @@
 """Did a long mix run decay, and what moved with it?  Pure functions of a mix record.
 
-For throughput and p99 over the run's intervals: the least-squares slope
-with a 95 % confidence interval.  Consecutive intervals are not independent
-(a slow second tends to follow a slow second), so the interval uses an
-effective count of intervals, n·(1 − ρ)/(1 + ρ) with ρ the lag-1
-autocorrelation of the residuals, and Student's t for that count.  A
-drift is reported only when the whole interval lies beyond
-:data:`MATERIAL_CHANGE` of the mean over the run (p99:
-:data:`MATERIAL_P99_CHANGE`, as a ratio) and the medians of the run's
-thirds move the same way by as much: a slope that is "significant" but
-changes the value by 2 % over two hours is steady, and so is one that a
-few slow seconds tilted.
+For throughput and p99 over the run's intervals (those before a restart):
+the change from the first third's mean to the last third's, with a 95 %
+confidence interval (:class:`Step`).  Consecutive intervals are not
+independent (a slow second tends to follow a slow second), so each third
+counts as an effective number of intervals, n·(1 − ρ)/(1 + ρ) with ρ the
+lag-1 autocorrelation of what is left around a line through it, with
+Student's t.  A drift is reported only when the whole interval lies beyond
+:data:`MATERIAL_CHANGE` (p99: :data:`MATERIAL_P99_CHANGE`, as a ratio) and
+the medians of the run's thirds agree: a change that is "significant" but
+2 % over two hours is steady, and so is one that a few slow seconds made.
+The least-squares line through the run (:func:`fit`) is kept beside it,
+for its slope: a decay that falls fast and levels off fits no line.
 
 When something drifted, every sampled series is put on the intervals'
 time axis and ranked by the absolute value of its correlation with the
@@ -32,8 +33,8 @@ from typing import Any
 
 from zodbshootout.results.mix import MixRecord, Series, is_counter
 
-#: A drift is material when the fitted line changes the value by at least
-#: this fraction of its mean over the run, at the near end of its 95 % interval.
+#: A drift is material when the last third differs from the first by at least
+#: this fraction of the first's mean, at the near end of its 95 % interval.
 MATERIAL_CHANGE = 0.10
 #: The same for p99, as a ratio: an interval's p99 rests on its slowest 1 %, a
 #: few dozen transactions, and a busy machine moves it by tens of percent.
@@ -116,20 +117,6 @@ class Slope:
     def change_high(self) -> float:
         return self._change(self.high)
 
-    @property
-    def material(self) -> float:
-        return MATERIAL_P99_CHANGE if self.log else MATERIAL_CHANGE
-
-    @property
-    def rose(self) -> bool:
-        """The whole 95 % interval raises the value by the material change or more."""
-        return self.change_low >= self.material
-
-    @property
-    def fell(self) -> bool:
-        """The whole 95 % interval lowers the value by the material change or more."""
-        return self.change_high <= -self.material
-
 
 def fit(times: Sequence[float], values: Sequence[float], log: bool = False) -> Slope | None:
     """The line through the points with its autocorrelation-aware 95 % interval, or None."""
@@ -170,8 +157,9 @@ class Step:
     badly, its residuals run in long streaks, and their autocorrelation
     widens its interval past any bound: a rate that fell from 35 to 6 per
     second was "no decay" by the line.  Two thirds' means, each with the
-    effective count of its own intervals (around its own mean), tell a
-    level that moved from a level that wandered, whatever the shape between.
+    effective count of its own intervals (its noise taken around a line
+    through it), tell a level that moved from a level that wandered,
+    whatever the shape between.
     *log*: the values are logarithms (p99), the change a ratio.
     """
 
