@@ -48,6 +48,14 @@ def tolerance(asked_seconds: float) -> float:
     return max(0.1 * asked_seconds, 0.2e-3)
 
 
+#: What the protocol-level probe (a ZEO ping, SELECT 1) adds above the proxy's
+#: own delay: its client and server each wake once more after every idle gap
+#: the delay opens (a quiet 2-core VM: ZEO 2.21-2.28 ms at 2 ms asked, an echo
+#: ping through the same proxy 2.12).  The proxy's delay itself is held to the
+#: bar against an independent ping in test_delay_proxy and test_rtt_servers.
+PROBE_WAKE_UPS_SECONDS = 0.2e-3
+
+
 def _fits(saved, database: str) -> dict[str, RttFit]:
     return {fit.what: fit for fit in stored_fits(saved.metadata) if fit.database == database}
 
@@ -63,7 +71,8 @@ def _check_ladder_rows(saved, database: str, steps: list[float]) -> None:
         assert row["asked_seconds"] == pytest.approx(asked)
         server = row["server"]
         added = row["proxied_seconds"][server] - row["base_seconds"][server]
-        assert abs(added - asked) <= tolerance(asked), (name, added)
+        assert asked - tolerance(asked) <= added, (name, added)
+        assert added <= asked + tolerance(asked) + PROBE_WAKE_UPS_SECONDS, (name, added)
 
 
 def _check_classic_slopes(saved, database: str) -> None:
@@ -83,6 +92,7 @@ def _check_classic_slopes(saved, database: str) -> None:
     assert again["cold"].slope == pytest.approx(cold.slope)
 
 
+@pytest.mark.alone  # the slope within 20 %: the suite's load bends it
 @pytest.mark.zeo
 def test_a_classic_ladder_on_embedded_zeo(write_config, data_dir, tmp_path):
     config = write_config(ZEO)
@@ -126,6 +136,7 @@ def test_a_classic_ladder_on_relstorage_postgresql(
     _check_classic_slopes(saved, "pg")
 
 
+@pytest.mark.alone  # the RTT within 0.2 ms: CI's suite once measured 0.205 ms over
 @pytest.mark.zeo
 def test_a_mix_ladder_at_a_rate_records_the_rtts_it_asked(write_config, data_dir, tmp_path):
     config = write_config(ZEO.split("<zodb fs>")[0])
