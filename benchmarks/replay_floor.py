@@ -22,7 +22,7 @@ The issue's target is at least 0.97.
 
 Usage::
 
-    python benchmarks/replay_floor.py [--rounds 21] [--transactions 3000]
+    python benchmarks/replay_floor.py [--rounds 21] [--transactions 3000] [--storage mapping]
 """
 
 from __future__ import annotations
@@ -211,6 +211,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--transactions", type=int, default=3000)
+    parser.add_argument(
+        "--storage", action="append", choices=("mapping", "filestorage", "sqlite"),
+        help="only this storage (repeatable; default: all three)",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         plan = record_application(directory, args.transactions)
@@ -222,6 +226,8 @@ def main() -> None:
             "sqlite": lambda: sqlite_storage(os.path.join(directory, f"s{next(counter)}")),
         }
         for name, make in storages.items():
+            if args.storage and name not in args.storage:
+                continue
             ratios: dict[str, list[float]] = {"wall": [], "cpu": []}
             for number in range(args.rounds):
                 order = (True, False) if number % 2 == 0 else (False, True)

@@ -122,7 +122,7 @@ class OperationRecord:
     )
 
     def __init__(self, open_loop: bool) -> None:
-        self.count = 0  # committed transactions
+        self.count = 0  # committed transactions, up to the last fold
         self.latency = new_histogram()  # up to the last fold
         self.pending_latency: list[int] = []  # microseconds, since the last fold
         self.service: HdrHistogram | None = new_histogram() if open_loop else None
@@ -133,20 +133,24 @@ class OperationRecord:
         self.lag_sum_seconds = 0.0
         self.lag_max_seconds = 0.0
 
-    def fold(self, interval: HdrHistogram) -> None:
-        """Move the pending values into the totals, the latencies into *interval* too.
+    def fold(self, interval: HdrHistogram) -> int:
+        """Move the pending values into the totals, the latencies into *interval* too;
+        how many transactions they were (counted here, not as each one ends).
 
         Straight into both: adding a histogram to another walks all its
         23,552 counts, which at a few hundred transactions an interval cost
         more than the fold.
         """
-        if self.pending_latency:
+        folded = len(self.pending_latency)
+        if folded:
+            self.count += folded
             record_values(self.pending_latency, self.latency, interval)
             self.pending_latency.clear()
         if self.pending_service:
             assert self.service is not None
             record_values(self.pending_service, self.service)
             self.pending_service.clear()
+        return folded
 
     def as_data(self) -> dict[str, Any]:
         """Plain data; pending values must have been folded (:meth:`Recorder.as_data`)."""
@@ -181,8 +185,9 @@ class Recorder:
         #: The finished intervals: (transactions, encoded histogram of all operations).
         self.intervals: list[tuple[int, str]] = []
         self._boundary = start + interval_seconds
+        #: The current interval's transactions up to the last fold, and those since.
         self._in_interval = 0
-        self._fold_at = FOLD_EVERY  # fold early when the interval holds this many
+        self._pending = 0
         #: Every operation's latencies of the current interval, up to the last fold.
         self.interval = new_histogram()
 
@@ -195,7 +200,6 @@ class Recorder:
         if done >= self._boundary:
             self.close_intervals(done)
         entry = self.operations[operation]
-        entry.count += 1
         entry.pending_latency.append(int((done - intended) * 1e6))
         if self.open_loop:
             entry.pending_service.append(int((done - started) * 1e6))
@@ -203,15 +207,32 @@ class Recorder:
             entry.lag_sum_seconds += lag
             if lag > entry.lag_max_seconds:
                 entry.lag_max_seconds = lag
-        self._in_interval += 1
-        if self._in_interval >= self._fold_at:
+        self._pending += 1
+        if self._pending >= FOLD_EVERY:
             self.fold()
-            self._fold_at += FOLD_EVERY
+
+    def begin(self, start: float) -> None:
+        """Start the intervals at *start* (clock seconds), for a recorder made before the
+        clock started: making its histograms takes a millisecond or more, not the run's."""
+        self.start = start
+        self._boundary = start + self.interval_seconds
+
+    def record_closed(self, pending: list[int], started: float, done: float) -> None:
+        """:meth:`record` in a closed loop (a transaction's intended start is its start),
+        given its operation's pending latencies (``operations[name].pending_latency``):
+        the fewest steps."""
+        if done >= self._boundary:
+            self.close_intervals(done)
+        pending.append(int((done - started) * 1e6))
+        self._pending += 1
+        if self._pending >= FOLD_EVERY:
+            self.fold()
 
     def fold(self) -> None:
         """Every operation's pending values into the histograms."""
         for entry in self.operations.values():
-            entry.fold(self.interval)
+            self._in_interval += entry.fold(self.interval)
+        self._pending = 0
 
     def close_intervals(self, now: float) -> None:
         """Close every interval that ended by *now* (those without a transaction too)."""
@@ -224,7 +245,6 @@ class Recorder:
             if self.on_interval is not None:
                 self.on_interval(index, self._in_interval, encoded)
             self._in_interval = 0
-            self._fold_at = FOLD_EVERY
             self._boundary += self.interval_seconds
 
     def as_data(self) -> dict[str, Any]:

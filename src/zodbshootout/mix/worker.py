@@ -267,21 +267,18 @@ def run_worker(
     barrier.wait(task.barrier_timeout_seconds)
     before = caches.counters(db) if task.count_loads else None
     sampler = _client_sampler(task, db, work.kind)
-    started_at, start = time.time(), clock()  # time.time: the servers' series' axis
-    deadline = _Deadline(start + plan.duration_seconds)
+    # Made before the clock starts: its histograms take a millisecond or more.
     recorder = Recorder(
         plan.workload.operations,
-        start,
+        0.0,
         plan.interval_seconds,
         open_loop=plan.rate_per_second is not None,
-        on_interval=_on_interval(
-            task.worker,
-            progress,
-            sampler,
-            start,
-            clock,
-            _stop_check(plan.stop_file, deadline, clock),
-        ),
+    )
+    started_at, start = time.time(), clock()  # time.time: the servers' series' axis
+    recorder.begin(start)
+    deadline = _Deadline(start + plan.duration_seconds)
+    recorder.on_interval = _on_interval(
+        task.worker, progress, sampler, start, clock, _stop_check(plan.stop_file, deadline, clock)
     )
     schedule = _schedule(task, start)
     lost = None
