@@ -196,10 +196,12 @@ class ProgressFollower:
         self._thread.start()
 
     def _follow(self) -> None:
-        while not self._stop.is_set():
+        while True:
             try:
                 message = self.channel.get(timeout=0.2)
             except queue.Empty:
+                if self._stop.is_set():
+                    return  # only once drained: the last interval's messages come last
                 continue
             except (EOFError, OSError, ValueError):
                 return

@@ -5,7 +5,8 @@ histogram) on the session's progress channel; the runner's
 :class:`Checkpoints` merges interval *i* once every worker closed it, keeps
 it as four numbers (transactions, p50, p99, max) and adds its histogram to
 one running total, so that its memory grows by a few dozen bytes an
-interval, never per transaction.  Every *every_seconds* of wall-clock time
+interval, never per transaction.  At most *every_seconds* after the run's
+last save (*since*: the end of the database before, or the run's start),
 it hands a partial record of the database to its *save* callback (the
 runner writes the result file atomically: a temporary file renamed over
 the old one), so a SIGKILL, a crash or a full disk leaves the last
@@ -56,6 +57,8 @@ class Checkpoints:
     every_seconds: float | None
     save: Callable[[dict[str, Any]], None]
     clock: Callable[[], float] = time.monotonic
+    #: The run's last save on *clock* (the database before's end); None: now.
+    since: float | None = None
     intervals: list[dict[str, Any]] = field(default_factory=list, init=False)
     offset: int = field(default=0, init=False)  # intervals of the earlier stages (restarts)
     total: Any = field(default_factory=new_histogram, init=False)
@@ -63,12 +66,11 @@ class Checkpoints:
     _scratch: Any = field(default_factory=new_histogram, init=False)
     transactions: int = field(default=0, init=False)
     saves: int = field(default=0, init=False)
-    _next: float | None = field(default=None, init=False)
+    _last_save: float = field(default=0.0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
-        every = self.every_seconds
-        self._next = self.clock() + every if every else None
+        self._last_save = self.clock() if self.since is None else self.since
 
     def next_stage(self) -> None:
         """New workers start (--restart-clients): their interval 0 follows the last closed."""
@@ -84,10 +86,14 @@ class Checkpoints:
             self.intervals.append(interval)
             self.total.add(union)
             self.transactions += interval["transactions"]
-            due = self._next is not None and self.clock() >= self._next
+            now = self.clock()
+            # Saved at the last close before the gap would pass every_seconds: the
+            # next one comes an interval later.  (Saving at the first close after it
+            # was due let each gap run an interval over, and drift.)
+            every = self.every_seconds
+            due = every is not None and now - self._last_save + self.interval_seconds > every
             if due:
-                assert self.every_seconds is not None
-                self._next = self.clock() + self.every_seconds
+                self._last_save = now
                 record = self.record()
         if due:
             self.saves += 1

@@ -246,13 +246,10 @@ class MixRunner(OnePassRunner[MixOptions]):
             f"then {plan.duration_seconds:g} s of {plan.workload.name}"
         )
         checkpoints = Checkpoints(
-            row,
-            plan.workload.name,
-            options.concurrency,
-            plan.interval_seconds,
-            options.checkpoint_seconds,
-            partial(save_partial, self),
-        )
+            row, plan.workload.name, options.concurrency, plan.interval_seconds,
+            options.checkpoint_seconds, partial(save_partial, self),
+            since=self.saved_at,  # one cadence across the databases
+        )  # fmt: skip
         lines, plan = _watch(row, plan, options, self.say, checkpoints)
         direct = list(route.setup[1] if route.setup else route.addresses)
         try:

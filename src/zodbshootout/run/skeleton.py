@@ -57,6 +57,8 @@ class RunnerSkeleton:
         self.config = config
         self.result = result
         self.on_database_done = on_database_done  # saves the result (-o, --save-to)
+        #: When the result was last saved (time.monotonic): a soak's checkpoints count from it.
+        self.saved_at = time.monotonic()
         self.secrets = find_secrets(config.source.text)
         #: Databases failed as a whole (see fail_database): measured no more.
         self.dropped: set[str] = set()
@@ -167,6 +169,7 @@ class RunnerSkeleton:
         """The result as it stands, saved (after every database, and every round)."""
         if self.on_database_done is not None:
             self.on_database_done(self.result)
+        self.saved_at = time.monotonic()
 
     def note(self, note: str) -> None:
         if note not in self.result.notes:
