@@ -12,9 +12,9 @@ transaction does), and RelStorage (history-free) under an update-only mix
 that restarts its client part-way.
 
 The client's (``--client``): RelStorage on SQLite, two workers each leaving
-a connection idle in its pool (``--idle-connections 1``), half updates of
-one object and half scans of 100 through a pickle cache of 100 objects,
-restarted part-way.
+a connection idle in its pool (``--idle-connections 1``), four in five
+transactions updating one object and one in five scanning 300 through a
+pickle cache of 100 objects, restarted part-way.
 
 Usage (from a checkout, as root for the server's, in the venv that has
 zodbshootout installed)::
