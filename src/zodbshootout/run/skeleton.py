@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar
 from zodbshootout import concurrency, storages
 from zodbshootout.concurrency.host_environment import describe_hosts, differing_hosts
 from zodbshootout.concurrency.hosts import HostError, hosts_problem
+from zodbshootout.concurrency.processes import return_freed_memory
 from zodbshootout.concurrency.session import Session
 from zodbshootout.config.hosts import HostSpec
 from zodbshootout.config.loader import LoadedConfig
@@ -170,6 +171,9 @@ class RunnerSkeleton:
         if self.on_database_done is not None:
             self.on_database_done(self.result)
         self.saved_at = time.monotonic()
+        # The workers' reports merged and the result written: hand their freed pages
+        # back, or a long run's coordinator keeps a step of them per database.
+        return_freed_memory()
 
     def note(self, note: str) -> None:
         if note not in self.result.notes:
