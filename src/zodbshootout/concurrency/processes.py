@@ -60,9 +60,18 @@ def _worker_main(
             target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline"
         ).start()
     install_log_redaction(find_secrets(task.source.text), said=storages.server_lost)
+
+    def reply(message: tuple[Any, ...]) -> None:
+        if progress is not None:
+            # Its last messages wait in the queue's feeder thread: flushed first, or
+            # the runner, which stops a worker once it replied, can cut them off.
+            progress.close()
+            progress.join_thread()
+        connection.send(message)
+
     try:
         context = WorkerContext(progress=None if progress is None else progress.put_nowait)
-        execute_and_reply(task, barrier, context, connection.send)
+        execute_and_reply(task, barrier, context, reply)
     finally:
         connection.close()
 
