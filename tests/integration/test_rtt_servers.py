@@ -70,8 +70,8 @@ def _write_and_read(source, name: str, embedded) -> None:
 LEAST_ROUNDS, MOST_ROUNDS = 3, 12
 
 
-def _check_round_trips(config, name: str, embedded, server: str) -> None:
-    """At 2 and 10 ms: the tool's protocol-level RTT and an echo ping through the same proxy.
+def _check_round_trips(config, name: str, embedded, server: str, asked_rtts=(2e-3, 10e-3)) -> None:
+    """At each of *asked_rtts*: the tool's protocol-level RTT and an echo ping, one proxy.
 
     Each side is the best of its measurements, alternated with the direct
     ones, so that a burst of load on the machine weighs on neither alone:
@@ -85,7 +85,7 @@ def _check_round_trips(config, name: str, embedded, server: str) -> None:
         routes = dict(zip(servers.targets, proxy.listening, strict=False))
         proxied = rewrite(config.source, servers, routes)
         echo_through = proxy.route(echo.address)
-        for asked in (2e-3, 10e-3):
+        for asked in asked_rtts:
             proxy.set_rtt(RttStep(asked))
             seen: dict[str, list[float]] = {"tool": [], "base": [], "ping": [], "echo": []}
             for rounds in range(1, MOST_ROUNDS + 1):
@@ -161,11 +161,12 @@ def test_memcached_through_the_proxy(write_config, data_dir):
         with DelayedDatabase(config, "mc", step=RttStep(2e-3)) as delayed:
             _write_and_read(delayed.proxied.source, "mc", [])
             seen, base = [], []
-            for _ in range(5):  # alternated, the best of each (see _check_round_trips)
+            for _ in range(3):  # alternated, the best of each (see _check_round_trips)
                 base.append(measure_round_trips(config.source, "mc"))
                 seen.append(delayed.measure())
         assert set(seen[0]) == {"sqlite", "memcached"}
-        added = min(s["memcached"] for s in seen) - min(b["memcached"] for b in base)
-        assert abs(added - 2e-3) <= tolerance(2e-3)
         # SQLite is a file: no proxy in its way.
         assert min(s["sqlite"] for s in seen) < min(b["sqlite"] for b in base) + 1e-3
+        # memcached's figure against an echo ping through the same proxy, as for
+        # the other servers (CI once saw 2.22 ms added at 2 ms in 5 fixed rounds).
+        _check_round_trips(config, "mc", [], "memcached", asked_rtts=(2e-3,))
