@@ -20,10 +20,11 @@ the repetition there), so ``raise`` fails that step as a dead server would,
 and ``pause`` waits :data:`PAUSE_SECONDS` after the progress
 line ``populate`` so that a test can kill a server exactly then.
 
-In ``mix``, PHASE ``populate`` (WORKER 0) fires in the runner after the
-progress line ``loading the dataset``.  PHASE ``readback`` is ``mix``'s
-untimed read-back of the objects' versions after a database's workers
-finished, in the runner's process (WORKER 0).
+In ``mix``, PHASE ``populate`` (WORKER 0) fires where the dataset loads,
+after the progress line ``loading the dataset`` and the database's opening.
+PHASE ``readback`` is ``mix``'s untimed read-back of the objects' versions
+after a database's workers finished (WORKER 0).  Both run where the
+session populates: a process of their own with worker processes.
 
 Only the command line reads the variable (:func:`from_environment`, once per
 run, into ``RunOptions.fault``); the runner hands the fault to each worker in

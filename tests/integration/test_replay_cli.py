@@ -27,7 +27,7 @@ from zodbshootout.recording.format import (
 )
 from zodbshootout.recording.reader import open_trace
 
-from support.traces import DATABASES, counts, recorded_config, traces_of
+from support.traces import DATABASES, counts, recorded_config, setup_pid, traces_of
 
 
 def zodbshootout(*args, check=True):
@@ -60,13 +60,13 @@ def test_a_replay_issues_what_the_recording_did_on_every_database(recording, tmp
     traces.mkdir()
     config = recorded_config(tmp_path / "replay.conf", traces, list(DATABASES))
     result = tmp_path / "replay.json"
-    process, out, _err = zodbshootout("replay", *recording, config, "-o", str(result))
+    _process, out, _err = zodbshootout("replay", *recording, config, "-o", str(result))
     recorded = counts(recording)
     saved = json.loads(result.read_text())
     assert saved["metadata"]["replay"]["recorded"]["loads"] == recorded["loads"]
     for record in saved["mix"]:
         name = record["database"]
-        replayed = counts(traces_of(str(traces), name, but_pid=process.pid))
+        replayed = counts(traces_of(str(traces), name, but_pid=setup_pid(str(traces), name)))
         # Every recorded load, store and commit, on every database, and nothing more:
         # the workers kept the recorded order of polls and commits, so no connection
         # wrote over an object changed since it read it, and no commit conflicted
@@ -91,7 +91,7 @@ def test_fewer_workers_than_connections_replay_exactly_too(recording, tmp_path, 
     traces.mkdir()
     config = recorded_config(tmp_path / "replay.conf", traces, ["sqlite", "zeo_fs"])
     result = tmp_path / "replay.json"
-    process, _out, _err = zodbshootout(
+    _process, _out, _err = zodbshootout(
         "replay", *recording, config, "-c", workers, "-o", str(result), "-q"
     )
     recorded = counts(recording)
@@ -100,7 +100,9 @@ def test_fewer_workers_than_connections_replay_exactly_too(recording, tmp_path, 
     for record in saved["mix"]:
         name = record["database"]
         assert record["replay"]["reloads"] == 0, name
-        assert counts(traces_of(str(traces), name, but_pid=process.pid)) == recorded, name
+        assert (
+            counts(traces_of(str(traces), name, but_pid=setup_pid(str(traces), name))) == recorded
+        ), name
 
 
 def test_free_order_interleaves_as_the_workers_go(recording, tmp_path):
@@ -110,7 +112,7 @@ def test_free_order_interleaves_as_the_workers_go(recording, tmp_path):
     traces.mkdir()
     config = recorded_config(tmp_path / "replay.conf", traces, ["sqlite"])
     result = tmp_path / "replay.json"
-    process, _out, _err = zodbshootout(
+    _process, _out, _err = zodbshootout(
         "replay", *recording, config, "--free-order", "-o", str(result), "-q"
     )
     recorded = counts(recording)
@@ -118,7 +120,7 @@ def test_free_order_interleaves_as_the_workers_go(recording, tmp_path):
     assert saved["metadata"]["replay"]["order"] == "free"
     (record,) = saved["mix"]
     reloads = record["replay"]["reloads"]
-    replayed = counts(traces_of(str(traces), "sqlite", but_pid=process.pid))
+    replayed = counts(traces_of(str(traces), "sqlite", but_pid=setup_pid(str(traces), "sqlite")))
     assert replayed == {**recorded, "loads": recorded["loads"] + reloads}
 
 
@@ -155,10 +157,11 @@ def test_speed_1x_keeps_the_recorded_schedule(recording, tmp_path):
     traces = tmp_path / "replayed"
     traces.mkdir()
     config = recorded_config(tmp_path / "replay.conf", traces, ["sqlite"])
-    process, _out, _err = zodbshootout("replay", *recording, config, "--speed", "1x", "-q")
+    _process, _out, _err = zodbshootout("replay", *recording, config, "--speed", "1x", "-q")
     recorded = starts(recording)
-    replayed = starts(traces_of(str(traces), "sqlite"), but_pid=process.pid, set_up=True)
-    # The dataset's own commits poll too (in the replay's process, left out).
+    set_up = setup_pid(str(traces), "sqlite")
+    replayed = starts(traces_of(str(traces), "sqlite"), but_pid=set_up, set_up=True)
+    # The dataset's own commits poll too (in the set-up's process, left out).
     assert len(replayed) == len(recorded)
     span = (replayed[-1] - replayed[0]) / (recorded[-1] - recorded[0])
     # Never ahead of the schedule; behind it only as far as a busy machine's

@@ -48,6 +48,13 @@ def counts(paths) -> dict[str, int]:
     return found
 
 
+def setup_pid(directory, name) -> int:
+    """The process that wrote *name*'s first trace: the runner's untimed set-up (the
+    replay's dataset, in a process of its own), which ends before any worker opens."""
+    headers = [open_trace(path).header for path in traces_of(directory, name)]
+    return min(headers, key=lambda header: header.base_monotonic_ns).pid
+
+
 def traces_of(directory, name, but_pid=None) -> list[str]:
     """The trace files database *name* wrote in *directory*, but process *but_pid*'s."""
     return sorted(

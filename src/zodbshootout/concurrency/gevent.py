@@ -7,7 +7,7 @@ first and only then imports this module (:func:`main`); this process talks
 to it through its stdin and stdout with length-prefixed pickles:
 
     spec → ok | error         (the child opens a ThreadSession for the spec)
-    ("populate", fill) → ok | error
+    ("populate", fill) → ok value | error
     ("stage", tasks, timeout) → ok StageOutcome | error
     ("close",) → ok, and the child exits
 
@@ -127,8 +127,8 @@ class GeventSession(PipedChild):
             raise CellError(reply[1])
         return reply[1]
 
-    def populate(self, fill: Callable[[Any], None]) -> None:
-        self._call(("populate", fill), START_TIMEOUT_SECONDS)
+    def populate(self, fill: Callable[[Any], Any]) -> Any:
+        return self._call(("populate", fill), START_TIMEOUT_SECONDS)
 
     def run_stage(
         self, tasks: Any, timeout_seconds: float, on_progress: OnProgress | None = None
@@ -216,8 +216,7 @@ def main() -> None:
                 return
             try:
                 if message[0] == "populate":
-                    session.populate(message[1])
-                    _send(replies, ("ok", None))
+                    _send(replies, ("ok", session.populate(message[1])))
                 elif message[0] == "stage":
                     _send(replies, ("ok", session.run_stage(message[1], message[2])))
             except CellError as e:

@@ -54,14 +54,16 @@ class SessionSpec(DatabaseAt):
 class Session(Protocol):
     """One repetition's workers: populate the database, then run its stages.
 
-    *populate* runs untimed work on the database in the runner's process (or,
-    with gevent, in its child): the classic run fills the containers, a mix
-    loads its dataset and reads the objects' versions back.  *run_stage* runs
+    *populate* runs untimed work on the database and returns its value: in a
+    process of its own (processes and hosts), the runner's (threads) or the
+    gevent child: the classic run fills the containers, a mix loads its
+    dataset and reads the objects' versions back.  Its *fill* and value are
+    pickled in the first and last case: a module-level function or partial.  *run_stage* runs
     any task (concurrency.task), one worker each; *on_progress* gets what the
     workers send while they run (gevent's child sends nothing).
     """
 
-    def populate(self, fill: Callable[[Any], None]) -> None: ...
+    def populate(self, fill: Callable[[Any], Any]) -> Any: ...
     def run_stage(
         self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None
     ) -> StageOutcome: ...

@@ -180,14 +180,14 @@ class ThreadSession:
 
     # -- the session API --
 
-    def populate(self, fill: Callable[[Any], None]) -> None:
+    def populate(self, fill: Callable[[Any], Any]) -> Any:
         if self._shared_db is not None:
-            fill(self._shared_db)
+            value = fill(self._shared_db)
             self._shared_oids = _common_oids(self._shared_db)
-            return
+            return value
         db = self._open("populate")
         try:
-            fill(db)
+            return fill(db)
         finally:
             self._close_db(db)
 

@@ -139,6 +139,28 @@ def ensure_dataset(db: Any, objects: int, size_bytes: int) -> tuple[int, int]:
         return free, written
 
 
+# What populate runs (pickled to the process it runs in: module-level functions).
+
+
+def guard_database(db: Any) -> None:
+    """The guard against data the tool didn't write, then the tool's root key."""
+    refuse_foreign_data(db)
+    populate(db, 0)
+
+
+def load_dataset(shape: tuple[int, int], fault: Fault | None, name: str, db: Any) -> dict[str, int]:
+    """The dataset of *shape* (objects, bytes each), untimed: what it holds, its versions."""
+    faults.fire_if_due(fault, name, "populate", 0)  # tests only
+    free, written = ensure_dataset(db, *shape)
+    return {"present": free, "written": written, "versions": dataset_versions(db)}
+
+
+def versions_added(fault: Fault | None, name: str, before: int, db: Any) -> int:
+    """The object versions the database gained since *before* (the read-back)."""
+    faults.fire_if_due(fault, name, "readback", 0)  # tests only
+    return dataset_versions(db) - before
+
+
 class MixRunner(OnePassRunner[MixOptions]):
     """Runs one mix over a configuration's databases; see :meth:`run`."""
 
@@ -187,8 +209,14 @@ class MixRunner(OnePassRunner[MixOptions]):
             name, route, options.concurrency, options.threads, options.hosts
         )
         with contextlib.closing(session):
-            loaded: dict[str, Any] = {}
-            session.populate(lambda db: loaded.update(self._load(name, row, db)))
+            session.populate(guard_database)
+            self.opened.update((name, row))
+            # The guard's close left SQLite planner statistics of a database with
+            # one object: loading 100,000 under them scanned the table per object.
+            storages.before_repetition(factory)
+            self.say(f"{row}: loading the dataset ({options.plan.objects} objects, untimed)")
+            shape = options.plan.objects, options.plan.shape.object_size_bytes
+            loaded = session.populate(partial(load_dataset, shape, options.fault, name))
             # As the classic run does after populate: the loader's close left
             # SQLite planner statistics that make RelStorage's conflict check
             # scan every object at each commit (storages.relstorage.sqlite_planner).
@@ -208,27 +236,10 @@ class MixRunner(OnePassRunner[MixOptions]):
             self.say(f"{row}: reading every object's version back (untimed)")
             before = loaded["versions"]
             try:
-                session.populate(
-                    lambda db: record.update(changes_found=self._changes(name, db, before))
-                )
+                found = session.populate(partial(versions_added, options.fault, name, before))
             except Exception as e:
                 raise CellError(f"the read-back failed: {describe_error(e)}") from e
-
-    def _load(self, name: str, row: str, db: Any) -> dict[str, Any]:
-        """The guard, then the dataset (untimed); what it holds and its versions."""
-        plan = self.options.plan
-        refuse_foreign_data(db)
-        populate(db, 0)  # the tool's root key, in a new database
-        self.opened.update((name, row))
-        self.say(f"{row}: loading the dataset ({plan.objects} objects, untimed)")
-        faults.fire_if_due(self.options.fault, name, "populate", 0)  # tests only
-        free, written = ensure_dataset(db, plan.objects, plan.shape.object_size_bytes)
-        return {"present": free, "written": written, "versions": dataset_versions(db)}
-
-    def _changes(self, name: str, db: Any, before: int) -> int:
-        """The object versions the database gained since *before* (the read-back)."""
-        faults.fire_if_due(self.options.fault, name, "readback", 0)  # tests only
-        return dataset_versions(db) - before
+            record["changes_found"] = found
 
     def _run(
         self, session: concurrency.Session, name: str, row: str, route: Route, plan: MixPlan

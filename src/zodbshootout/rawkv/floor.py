@@ -41,7 +41,7 @@ class FloorSession:
         self.spec = spec
         self._run_stage = run_stage
 
-    def populate(self, fill: Callable[[Any], None]) -> None:
+    def populate(self, fill: Callable[[Any], Any]) -> None:
         """A raw store starts each repetition without the tool's records (*fill* is ZODB's)."""
         remove_records(self.spec)
 

@@ -155,8 +155,10 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
         factory = self.config.databases[name]
         session = self.open_session(name, route, options.concurrency, options.threads)
         with contextlib.closing(session):
-            built: dict[str, Any] = {}
-            session.populate(lambda db: built.update(self._build(name, row, db)))
+            sizes = options.plan.sizes
+            self.say(f"{row}: writing the dataset ({len(sizes)} objects, untimed)")
+            built = session.populate(partial(build_dataset, sizes=sizes))
+            self.opened.update((name, row))
             storages.before_repetition(factory)
             speed = f"at {options.speed:g}x the recorded schedule" if options.speed else "flat out"
             self.say(f"{row}: {options.concurrency} workers replay {options.plan.transactions} "
@@ -193,13 +195,6 @@ class ReplayRunner(OnePassRunner[ReplayOptions]):
         # a fairness verdict on their shares would judge the application, not the database.
         record["workers"] = []
         self.result.mix.append(record)
-
-    def _build(self, name: str, row: str, db: Any) -> dict[str, Any]:
-        sizes = self.options.plan.sizes
-        self.say(f"{row}: writing the dataset ({len(sizes)} objects, untimed)")
-        built = build_dataset(db, sizes)
-        self.opened.update((name, row))
-        return built
 
     def _turns(self) -> tuple[tuple[Any, ...], Any] | None:
         """An ordered replay's semaphores (one per worker) and the last commit's tid (8
