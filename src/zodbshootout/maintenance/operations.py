@@ -128,8 +128,9 @@ def run_operation(
     with _opened(config, name, request) as db:
         refuse_foreign_data(db)
         work, done = _work(operation, db, factory)
-        before = _state(db, factory)
+        # Read at the cue: a foreground loads its dataset while this process waits.
         ready()
+        before = _state(db, factory)
         memory.reset_peak()
         started_at = time.time()  # (the wall clock, for a foreground's phases)
         started = time.perf_counter()
