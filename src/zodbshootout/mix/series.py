@@ -36,6 +36,9 @@ def server_series(
         except Exception as e:
             notes.append(f"server series not sampled: {describe_error(e)}")
         else:
+            # Its pooled connection (the root check's) would gather every oid the
+            # workers commit (ZODB's MVCC invalidations, never polled): gone at once.
+            db.setPoolSize(0)
             samplers, notes = open_samplers(
                 [("server", lambda: storages.server_samplers(db.storage))]
             )
