@@ -184,7 +184,9 @@ def test_the_pages_restart_run_gives_a_verdict_with_its_evidence(request, tmp_pa
     for record in saved["mix"]:
         assert record["restart"]["verdict"] in ("no decay", "client", "server")
         assert record["restart"]["after_interval"] == 10
-    assert stdout.count("restart: ") == 3, stdout
+    # A line of its own per database (a drift line may say "before the restart: ").
+    said = [line for line in stdout.splitlines() if line.strip().startswith("restart: ")]
+    assert len(said) == 3, stdout
 
 
 def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows(request, tmp_path):
