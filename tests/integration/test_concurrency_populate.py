@@ -81,8 +81,9 @@ MEMORY_SCRIPT = """
 import sys
 from functools import partial
 from zodbshootout import storages
-from zodbshootout.concurrency.processes import ProcessSession, _populate
+from zodbshootout.concurrency.processes import ProcessSession
 from zodbshootout.concurrency.session import SessionSpec
+from zodbshootout.concurrency.threads import ThreadSession
 from zodbshootout.config.loader import load_config
 from zodbshootout.mix.runner import guard_database, load_dataset
 
@@ -95,9 +96,8 @@ def rss_kb():
 config = load_config(sys.argv[1], sys.argv[2])
 grown = []
 for name, here in (("there", False), ("here", True)):
-    where = (config.source, name, ())
-    session = ProcessSession(SessionSpec(config.source, name, (), 1))
-    populate = partial(_populate, where) if here else session.populate
+    spec = SessionSpec(config.source, name, (), 1, "threads" if here else "processes")
+    populate = (ThreadSession if here else ProcessSession)(spec).populate
     populate(guard_database)
     storages.before_repetition(config.databases[name])
     before = rss_kb()

@@ -328,47 +328,42 @@ def _stop_all(processes: list[Any]) -> None:
             process.join()
 
 
-def _populate(where: tuple[Any, str, tuple[Any, ...]], fill: Callable[[Any], Any]) -> Any:
-    """In the populating process: open the database, run *fill*, close it."""
-    source, name, addresses = where
-    db = open_database(source, name, list(addresses), client_label="populate")
-    try:
-        return fill(db)
-    finally:
-        db.close()
+Where = tuple[Any, str, tuple[Any, ...]]  # (source, database name, server addresses)
 
 
-def _child_main(
-    function: Callable[..., Any], args: tuple[Any, ...], reply: Any, lifeline: Any
-) -> None:
-    """Entry point of run_in_child's process: ("ok", value) or ("error", exception)."""
+def _populate_main(where: Where, fill: Callable[[Any], Any], reply: Any, lifeline: Any) -> None:
+    """The populating process: open the database, run *fill*, close it, send
+    ("ok", value) or ("error", exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides what stops
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
-    install_log_redaction(find_secrets(args[0][0].text), said=storages.server_lost)
+    source, name, addresses = where
+    install_log_redaction(find_secrets(source.text), said=storages.server_lost)
     try:
-        message: tuple[str, Any] = ("ok", function(*args))
+        db = open_database(source, name, list(addresses), client_label="populate")
+        try:
+            message: tuple[str, Any] = ("ok", fill(db))
+        finally:
+            db.close()
     except Exception as e:
         message = ("error", e)
     try:
         reply.send(message)
-    except Exception:  # an exception or value pickle can't carry: its words
-        reply.send(("error", RuntimeError(str(message[1]))))
+    except Exception as e:  # what pickle can't carry: said in words
+        reply.send(("error", RuntimeError(f"populate's {message[0]} can't be sent: {e}")))
     reply.close()
 
 
-def run_in_child(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` in a process from the fork server; its exception raised here.
-
-    Its first argument is ``(source, ...)``: the configuration whose secrets its
-    log lines hide.  A process that dies before it answers is a CellError; an
-    interruption here stops it (and the lifeline, should this process be killed).
-    """
+def _populate_in_child(where: Where, fill: Callable[[Any], Any]) -> Any:
+    """*fill* on the database *where*, in a process from the fork server; its
+    exception raised here.  A process that dies before it answers is a
+    CellError; an interruption here stops it (and the lifeline, should this
+    process be killed)."""
     context = _process_context()
     replies, reply = context.Pipe(duplex=False)
     lifeline_reader, lifeline = context.Pipe(duplex=False)
     process = context.Process(
-        target=_child_main,
-        args=(function, args, reply, lifeline_reader),
+        target=_populate_main,
+        args=(where, fill, reply, lifeline_reader),
         name="zodbshootout-populate",
     )
     try:
@@ -410,7 +405,7 @@ class ProcessSession:
         """
         source, addresses = self.spec.setup or (self.spec.source, self.spec.server_addresses)
         where = (source, self.spec.database, tuple(addresses))
-        return cast(T, run_in_child(_populate, where, fill))
+        return cast(T, _populate_in_child(where, fill))
 
     def run_stage(
         self, tasks: Sequence[Task], timeout_seconds: float, on_progress: OnProgress | None = None

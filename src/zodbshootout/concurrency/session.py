@@ -58,9 +58,10 @@ class Session(Protocol):
     process of its own (processes and hosts), the runner's (threads) or the
     gevent child: the classic run fills the containers, a mix loads its
     dataset and reads the objects' versions back.  Its *fill* and value are
-    pickled in the first and last case: a module-level function or partial.  *run_stage* runs
-    any task (concurrency.task), one worker each; *on_progress* gets what the
-    workers send while they run (gevent's child sends nothing).
+    pickled in the first and last case: a module-level function or partial.
+    *run_stage* runs any task (concurrency.task), one worker each;
+    *on_progress* gets what the workers send while they run (gevent's child
+    sends nothing).
     """
 
     def populate(self, fill: Callable[[Any], Any]) -> Any: ...
