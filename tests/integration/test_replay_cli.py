@@ -317,8 +317,9 @@ def test_a_stalled_server_shows_in_the_latency_on_the_recorded_schedule(tmp_path
     trace = commits_every(tmp_path / "app.4343.0000.zodbtrace", 400, 10_000_000)
     calm = replay_zeo(tmp_path, trace, 0)
     stalled = replay_zeo(tmp_path, trace, 1.0)
-    # The stall's second shows whole; without it nothing waits that long.  (Not a
-    # ratio: a loaded machine held one calm transaction for 525 ms once in CI.)
-    assert worst_ms(calm) < 900 <= worst_ms(stalled), (worst_ms(calm), worst_ms(stalled))
+    # The stall's second shows whole, on top of what the machine's own hiccups cost
+    # (not a ratio: a loaded machine held one calm transaction for 525 ms once in
+    # CI, and 1.5 s once with a soak beside it).
+    assert worst_ms(stalled) >= max(900, worst_ms(calm) + 500), (worst_ms(calm), worst_ms(stalled))
     late = stalled["operations"]["write <4KiB"]
     assert late["lag_max_seconds"] >= 0.8

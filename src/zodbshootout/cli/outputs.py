@@ -10,6 +10,8 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from zodbshootout.cli.say import emit
@@ -99,19 +101,16 @@ class RunOutputs:
         environment = result.metadata.get("environment")
         if isinstance(environment, dict):
             environment["load_average_end"] = metadata.load_average()
-        files = []
-        document = resultfile.dumps(result)
-        if self.output:
-            files.append((self.output, document))
-        if self.saved:
-            files.append((self.saved, document))
+        files: list[tuple[str, Callable[[], Iterable[str]]]] = [
+            (path, partial(resultfile.chunks, result)) for path in (self.output, self.saved) if path
+        ]
         if self.pyperf:
             from zodbshootout.results.pyperf_export import dumps_pyperf
 
-            files.append((self.pyperf, dumps_pyperf(result)))
+            files.append((self.pyperf, partial(dumps_pyperf, result)))
         for path, text in files:
             try:
-                resultfile.write_atomically(path, text)
+                resultfile.write_atomically(path, text())
                 self._saved.add(path)
             except (OSError, UsageError) as e:
                 self.save_failed = True

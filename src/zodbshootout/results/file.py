@@ -17,6 +17,7 @@ import json
 import math
 import types
 import typing
+from collections.abc import Iterator
 from typing import Any
 
 from zodbshootout.errors import UsageError
@@ -440,7 +441,14 @@ def _upgrade_version_1(document: dict[str, Any]) -> dict[str, Any]:
 
 def dumps(result: RunResult) -> str:
     """The result file's text (indented, so that a diff of two files is readable)."""
-    return json.dumps(to_document(result), indent=1, ensure_ascii=False, default=_plain) + "\n"
+    return "".join(chunks(result))
+
+
+def chunks(result: RunResult) -> Iterator[str]:
+    """The result file's text in the JSON encoder's pieces, to be written as they come."""
+    encoder = json.JSONEncoder(indent=1, ensure_ascii=False, default=_plain)
+    yield from encoder.iterencode(to_document(result))
+    yield "\n"
 
 
 def _plain(value: Any) -> Any:
@@ -472,10 +480,10 @@ def save(result: RunResult, path: str) -> None:
     handler: either the previous complete file or the new one is on disk.
     ``-`` writes to stdout instead.
     """
-    write_atomically(path, dumps(result))
+    write_atomically(path, chunks(result))
 
 
-__all__ = ["check_output_target", "dumps", "load", "loads", "save", "write_atomically"]
+__all__ = ["check_output_target", "chunks", "dumps", "load", "loads", "save", "write_atomically"]
 
 
 def load(path: str) -> RunResult:
