@@ -251,8 +251,10 @@ def _interrupts_held() -> Iterator[None]:
 
     Cut short inside ``process.start()``, the fork server has forked a child
     that the runner doesn't know of, which reads its task after the runner
-    removed the stage's semaphores: a FileNotFoundError traceback.  Held,
-    the started worker is in *running*, and stopped with the others.
+    removed the stage's semaphores: a FileNotFoundError traceback; or,
+    cut before the request's descriptors were sent, the fork server itself
+    ends with an EOFError traceback.  Held, the started worker is in
+    *running*, and stopped with the others.
     """
     global _holding
     _holding = True
@@ -367,8 +369,13 @@ def _populate_in_child(where: Where, fill: Callable[[Any], Any]) -> Any:
         name="zodbshootout-populate",
     )
     try:
-        process.start()
+        # An interrupt cut into start() between the fork server's connect and the
+        # sending of its descriptors ends the fork server with a traceback.
+        with _interrupts_held():
+            process.start()
     except BaseException:
+        if process.pid is not None:  # started, then the held interrupt
+            _stop_all([process])
         for end in (replies, reply, lifeline_reader, lifeline):
             end.close()
         raise
