@@ -45,8 +45,13 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Modules the fork server imports once, so that each worker starts in
-# milliseconds instead of importing ZODB and the storage clients again.
-_PRELOAD = ["zodbshootout.concurrency.processes", *storages.preload_modules()]
+# milliseconds instead of importing ZODB and the storage clients again;
+# the last one freezes what the others built (see its docstring).
+_PRELOAD = [
+    "zodbshootout.concurrency.processes",
+    *storages.preload_modules(),
+    "zodbshootout.concurrency.forkserver_heap",
+]
 
 
 def _worker_main(
