@@ -22,11 +22,12 @@ from __future__ import annotations
 import gc
 import sys
 from multiprocessing import forkserver
+from types import FrameType
 
 
 def imported_by_the_fork_server() -> bool:
     """Whether ``multiprocessing.forkserver.main`` is importing this module now."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code is forkserver.main.__code__:
             return True
