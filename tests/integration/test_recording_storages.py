@@ -143,7 +143,9 @@ def test_zeo_trace_counts_what_the_server_saw(tmp_path):
 def test_sqlite_processes_at_once_each_write_their_own_trace(tmp_path):
     config = configuration(tmp_path, "sqlite")
     finish(start_app(config, "--transactions", "0"))  # the dataset, made once
-    apps = [start_app(config, "--transactions", "60", "--seed", str(n)) for n in range(3)]
+    # Each changes objects of its own: the three at once must not conflict.
+    own = [("--seed", str(n), "--own", f"{n}/3") for n in range(3)]
+    apps = [start_app(config, "--transactions", "60", *options) for options in own]
     reports = [finish(app)[0] for app in apps]
     for app, report in zip(apps, reports, strict=True):
         check_counts(in_loop(app.pid, report, tmp_path / "traces" / "app"), report)

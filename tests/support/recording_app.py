@@ -1,12 +1,15 @@
 """A small application for the recorder's tests: a classic-like loop on a configuration.
 
     python tests/support/recording_app.py CONFIG --transactions N [--objects M]
-        [--reads K] [--seed S] [--hold]
+        [--reads K] [--seed S] [--own I/P] [--hold]
 
 It opens the configuration's database (whose storage section may be a
 ``<recording>``), makes a dataset of M objects if there is none, then runs N
 transactions: each empties the connection's pickle cache, reads K objects
-(one storage load each) and, every other transaction, changes one of them.
+(one storage load each) and, every other transaction, changes one of them
+(with ``--own I/P``, one of the objects whose number is I modulo P instead,
+so that P processes at once never change the same object: PersistentMapping
+has no conflict resolution).
 It prints one JSON line of what it did, counted on its side: the loop's
 start (``time.monotonic_ns()``, the clock the trace's records count on),
 ZODB's own activity monitor's loads and stores, its commits, and a ZEO
@@ -48,7 +51,7 @@ def dataset(db, objects):
         return len(root["app"])
 
 
-def loop(db, transactions, reads, rng, objects):
+def loop(db, transactions, reads, rng, objects, own=None):
     commits = 0
     for number in range(transactions):
         conn = db.open()
@@ -58,13 +61,20 @@ def loop(db, transactions, reads, rng, objects):
         for key in keys:
             app[key]["v"]  # the read is the point
         if number % 2:
-            app[keys[0]]["v"] += 1
+            changed = keys[0] if own is None else rng.randrange(own[0], objects, own[1])
+            app[changed]["v"] += 1
             transaction.commit()
             commits += 1
         else:
             transaction.abort()
         conn.close()
     return commits
+
+
+def _share(text):
+    """``I/P``: (I, P)."""
+    index, processes = (int(part) for part in text.split("/"))
+    return index, processes
 
 
 def main(argv=None):
@@ -74,6 +84,7 @@ def main(argv=None):
     parser.add_argument("--objects", type=int, default=200)
     parser.add_argument("--reads", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--own", type=_share, default=None)
     parser.add_argument("--hold", action="store_true")
     args = parser.parse_args(argv)
     with open(args.config) as config:
@@ -92,7 +103,8 @@ def main(argv=None):
     monitor = ActivityMonitor(history_length=24 * 3600)
     db.setActivityMonitor(monitor)
     start = time.monotonic_ns()
-    commits = loop(db, args.transactions, args.reads, random.Random(args.seed), objects)
+    rng = random.Random(args.seed)
+    commits = loop(db, args.transactions, args.reads, rng, objects, args.own)
     end = time.monotonic_ns()
     (activity,) = monitor.getActivityAnalysis(divisions=1)
     report = {
