@@ -90,7 +90,27 @@ class PrivateCluster:
             stderr=subprocess.DEVNULL,
         )
         admin_password.unlink()
-        self.process = subprocess.Popen(
+        # The port was free when chosen, but initdb takes seconds, and a server
+        # of another test may bind it meanwhile (CI: the connection met that
+        # server's answer, "invalid response to SSL negotiation"): take another.
+        for attempt in range(3):
+            if attempt:
+                self.port = free_port()
+            self.process = self._serve(bin_dir, data)
+            try:
+                self._wait_until_ready()
+                break
+            except Exception:
+                if attempt == 2 or not self._port_was_taken():
+                    raise
+        self._admin(
+            f"CREATE ROLE {self.role} LOGIN PASSWORD '{self.password}'",
+            f"CREATE DATABASE {self.role} OWNER {self.role}",
+        )
+        return self
+
+    def _serve(self, bin_dir: pathlib.Path, data: pathlib.Path) -> subprocess.Popen:
+        return subprocess.Popen(
             self._as_postgres(
                 [
                     str(bin_dir / "postgres"),
@@ -113,12 +133,15 @@ class PrivateCluster:
             stdout=subprocess.DEVNULL,
             stderr=self.log.open("wb"),
         )
-        self._wait_until_ready()
-        self._admin(
-            f"CREATE ROLE {self.role} LOGIN PASSWORD '{self.password}'",
-            f"CREATE DATABASE {self.role} OWNER {self.role}",
-        )
-        return self
+
+    def _port_was_taken(self) -> bool:
+        """Whether the server ended because its port was in use (its log says so)."""
+        assert self.process is not None
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return False
+        return "could not bind" in self.log.read_text(errors="replace")
 
     def _wait_until_ready(self, timeout: float = 30.0) -> None:
         import psycopg2
