@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -41,3 +42,29 @@ def test_zodbdgc_removes_exactly_the_garbage_the_fill_made(tmp_path, kind):
     assert record["seconds"] > 0
     assert record["peak_rss_bytes"] > 0
     assert f"{kind} gc at 2,000 objects: zc.zodbdgc found 400 objects unreachable" in done.stdout
+
+
+def test_garbage_committed_in_the_second_the_gc_starts_is_found_too(tmp_path):
+    """zodbdgc cuts the history it examines at the wall clock's whole second; the tool
+    cuts it after the newest transaction, so a fill just before the GC is all examined."""
+    pytest.importorskip("zc.zodbdgc")
+    from zodbshootout.config.loader import load_config
+    from zodbshootout.maintenance.external_gc import Collection
+    from zodbshootout.maintenance.fill import FillShape, fill
+
+    path = tmp_path / "gc.conf"
+    # Without GC in the packs around it, as the tool's maintain process opens it.
+    storage = f"  <filestorage>\n    path {tmp_path}/gc.fs\n    pack-gc false\n  </filestorage>\n"
+    path.write_text(f"<zodb fs>\n{storage}</zodb>\n")
+    factory = load_config(str(path), str(tmp_path)).databases["fs"]
+    time.sleep(1 - time.time() % 1)  # the fill and the GC in one second (50 ms here)
+    db = factory.open()
+    try:
+        fill(db, 200, FillShape(garbage_share=0.2, revisions=2))
+        collection = Collection(db, factory)
+        collection.prepare()
+        collection.run()
+        found = collection.finish()
+    finally:
+        db.close()
+    assert found["gc_deleted"] == 40  # zodbdgc's own cut found none of them
