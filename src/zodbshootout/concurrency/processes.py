@@ -384,9 +384,10 @@ def _populate_in_child(where: Where, fill: Callable[[Any], Any]) -> Any:
         for end in (replies, reply, lifeline_reader, lifeline):
             end.close()
         raise
-    reply.close()
-    lifeline_reader.close()
     try:
+        # (In the try: an interruption here too stops the process.)
+        reply.close()
+        lifeline_reader.close()
         status, value = replies.recv()
         process.join(5)  # it has closed the database: let it end on its own
     except EOFError:
