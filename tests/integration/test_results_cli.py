@@ -259,9 +259,11 @@ def test_a_real_run_redraws_its_progress_at_least_once_a_second(write_config, da
     assert duration > 1.0  # longer than a redraw interval, even on a fast machine
     moments = [started, *terminal.times, finished]
     gaps = [b - a for a, b in itertools.pairwise(moments)]
-    # rich's thread redraws four times a second; allow for a busy machine.
-    assert max(gaps) < 1.0, max(gaps)
-    assert len(terminal.times) >= duration
+    # rich's thread redraws four times a second. On a busy machine one redraw
+    # came 1.03 s after the last (the suite on three workers, two cores): the
+    # bound on a gap allows a hiccup, the count says the redraws kept coming.
+    assert max(gaps) < 1.5, max(gaps)
+    assert len(terminal.times) >= 2 * duration, (len(terminal.times), duration)
     screen = "".join(terminal.text)
     assert "fs (1/1) · 10000 objects · c=1 · repetition 1/1 · write" in screen
     assert "fs (1/1) · 10000 objects · c=1 · repetition 1/1 · read" in screen
