@@ -20,6 +20,7 @@ import io
 import os
 import pathlib
 import re
+import secrets
 import shutil
 import tempfile
 import urllib.parse
@@ -235,8 +236,18 @@ def data_directory() -> Iterator[str]:
         os.makedirs(chosen, exist_ok=True)
         yield os.path.abspath(chosen)
         return
-    temporary = tempfile.mkdtemp(prefix="zodbshootout-")
+    # Named first, made inside the try: SIGTERM unwinds as an exception raised
+    # wherever the run is, and one raised just after tempfile.mkdtemp() had made
+    # the directory (before the try) left it behind.
+    temporary = os.path.join(tempfile.gettempdir(), f"zodbshootout-{secrets.token_hex(8)}")
+    ours = True
     try:
+        try:
+            os.mkdir(temporary, 0o700)
+        except FileExistsError:
+            ours = False  # somebody else's (64 random bits: not expected): left alone
+            raise
         yield temporary
     finally:
-        shutil.rmtree(temporary, ignore_errors=True)
+        if ours:
+            shutil.rmtree(temporary, ignore_errors=True)
