@@ -50,3 +50,24 @@ def test_a_name_already_taken_is_not_removed(tmp_path, monkeypatch):
     with pytest.raises(FileExistsError), loader.data_directory():
         pass
     assert (theirs / "keep").read_text() == "somebody else's"
+
+
+def test_a_second_run_in_the_same_process_gets_a_temporary_directory_of_its_own(
+    tmp_path, monkeypatch
+):
+    """Loading the configuration exports the directory for the workers; it goes with it."""
+    monkeypatch.setenv(loader.DATA_DIR_VARIABLE, "")  # so that the end of the test restores it
+    monkeypatch.delenv(loader.DATA_DIR_VARIABLE)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    config = tmp_path / "c.conf"
+    config.write_text(
+        "<zodb fs>\n  <filestorage>\n    path $(ZODBSHOOTOUT_DATA)/a.fs\n"
+        "  </filestorage>\n</zodb>\n"
+    )
+    with loader.data_directory() as first:
+        loader.load_config(str(config), first)
+        assert os.environ[loader.DATA_DIR_VARIABLE] == first
+    assert loader.DATA_DIR_VARIABLE not in os.environ
+    with loader.data_directory() as second:
+        assert second != first
+    assert list(tmp_path.iterdir()) == [config]

@@ -251,3 +251,8 @@ def data_directory() -> Iterator[str]:
     finally:
         if ours:
             shutil.rmtree(temporary, ignore_errors=True)
+            # parse_source() exported it for the workers; left set, the next run in
+            # this process took the removed directory for one the user chose, made
+            # it again and kept it.
+            if os.environ.get(DATA_DIR_VARIABLE) == temporary:
+                del os.environ[DATA_DIR_VARIABLE]
