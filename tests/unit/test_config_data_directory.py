@@ -14,9 +14,15 @@ import pytest
 from zodbshootout.config import loader
 
 
-def test_an_interruption_as_the_directory_is_made_leaves_nothing(tmp_path, monkeypatch):
-    monkeypatch.delenv(loader.DATA_DIR_VARIABLE, raising=False)
+@pytest.fixture(autouse=True)
+def _temporary_directories_in_tmp_path(tmp_path, monkeypatch):
+    """No $ZODBSHOOTOUT_DATA (restored afterwards, whatever a test leaves), tempfile in tmp_path."""
+    monkeypatch.setenv(loader.DATA_DIR_VARIABLE, "")  # recorded, so that teardown restores it
+    monkeypatch.delenv(loader.DATA_DIR_VARIABLE)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+
+
+def test_an_interruption_as_the_directory_is_made_leaves_nothing(tmp_path, monkeypatch):
     make_directory = os.mkdir
 
     def made_then_interrupted(path, *args, **kwargs):
@@ -29,9 +35,7 @@ def test_an_interruption_as_the_directory_is_made_leaves_nothing(tmp_path, monke
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_directory_is_private_and_removed_after_use(tmp_path, monkeypatch):
-    monkeypatch.delenv(loader.DATA_DIR_VARIABLE, raising=False)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+def test_the_directory_is_private_and_removed_after_use(tmp_path):
     with loader.data_directory() as where:
         assert os.path.isabs(where)
         assert os.path.dirname(where) == str(tmp_path)
@@ -41,8 +45,6 @@ def test_the_directory_is_private_and_removed_after_use(tmp_path, monkeypatch):
 
 
 def test_a_name_already_taken_is_not_removed(tmp_path, monkeypatch):
-    monkeypatch.delenv(loader.DATA_DIR_VARIABLE, raising=False)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.setattr(loader.secrets, "token_hex", lambda _n: "taken")
     theirs = tmp_path / "zodbshootout-taken"
     theirs.mkdir()
@@ -52,13 +54,8 @@ def test_a_name_already_taken_is_not_removed(tmp_path, monkeypatch):
     assert (theirs / "keep").read_text() == "somebody else's"
 
 
-def test_a_second_run_in_the_same_process_gets_a_temporary_directory_of_its_own(
-    tmp_path, monkeypatch
-):
+def test_a_second_run_in_the_same_process_gets_a_temporary_directory_of_its_own(tmp_path):
     """Loading the configuration exports the directory for the workers; it goes with it."""
-    monkeypatch.setenv(loader.DATA_DIR_VARIABLE, "")  # so that the end of the test restores it
-    monkeypatch.delenv(loader.DATA_DIR_VARIABLE)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     config = tmp_path / "c.conf"
     config.write_text(
         "<zodb fs>\n  <filestorage>\n    path $(ZODBSHOOTOUT_DATA)/a.fs\n"
