@@ -17,15 +17,16 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
 import signal
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar, cast
 
 from zodbshootout import storages
+from zodbshootout.concurrency import lifeline
 from zodbshootout.concurrency.session import SessionSpec
 from zodbshootout.concurrency.task import (
     Barrier,
@@ -54,50 +55,58 @@ _PRELOAD = [
 ]
 
 
-def _worker_main(
-    task: Task, barrier: Barrier, connection: Any, lifeline: Any = None, progress: Any = None
-) -> None:
+def _worker_main(task: Task, barrier: Barrier, connection: Any, progress: Any = None) -> None:
     """Entry point of a worker process: run the task, send back its plain results.
 
-    *progress*: the stage's progress queue, or None when nobody listens.
+    *connection*: this worker's end of a socket pair, for its reply and as
+    its lifeline (the runner never sends on it).  *progress*: the stage's
+    :class:`ProgressPipe`, or None when nobody listens.
     """
+    lifeline.hold(connection)
     # Ctrl-C goes to the whole process group; the runner decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if lifeline is not None:
-        threading.Thread(
-            target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline"
-        ).start()
     install_log_redaction(find_secrets(task.source.text), said=storages.server_lost)
-
-    def reply(message: tuple[Any, ...]) -> None:
-        if progress is not None:
-            # Its last messages wait in the queue's feeder thread: flushed first, or
-            # the runner, which stops a worker once it replied, can cut them off.
-            progress.close()
-            progress.join_thread()
-        connection.send(message)
-
     try:
-        context = WorkerContext(progress=None if progress is None else progress.put_nowait)
-        execute_and_reply(task, barrier, context, reply)
+        context = WorkerContext(progress=None if progress is None else progress.put)
+        execute_and_reply(task, barrier, context, connection.send)
     finally:
         connection.close()
 
 
-def _watch_lifeline(lifeline: Any) -> None:
-    """Exit this worker as soon as the runner is gone.
+class ProgressPipe:
+    """The workers' progress messages to the runner, sent at once: no thread in the worker.
 
-    A worker is a child of the fork server, not of the runner, and the fork
-    server outlives the runner as long as any of its children lives: if the
-    runner is killed (SIGKILL, OOM killer), nothing else would stop a worker
-    waiting at a barrier.  The runner never writes to the lifeline, so the
-    only thing recv() can return with is EOF.
+    multiprocessing's Queue sends from a feeder thread that it starts in
+    each worker, and a thread in a worker costs its timed work (see
+    concurrency.lifeline).  Here the worker sends itself, under a lock the
+    workers share (a message larger than a pipe's atomic write would
+    otherwise interleave with another's); the runner's ProgressFollower
+    reads the other end.  A message that can't get the lock within
+    :attr:`WAIT_SECONDS` (a worker died holding it) is dropped: progress
+    only informs.
     """
-    try:
-        lifeline.recv()
-    except (EOFError, OSError):
-        pass
-    os._exit(1)
+
+    WAIT_SECONDS = 5.0
+
+    def __init__(self, context: Any) -> None:
+        self._reader, self._writer = context.Pipe(duplex=False)
+        self._lock = context.Lock()
+
+    def put(self, message: Any) -> None:
+        if self._lock.acquire(timeout=self.WAIT_SECONDS):
+            try:
+                self._writer.send(message)
+            finally:
+                self._lock.release()
+
+    def get(self, timeout: float) -> Any:
+        if not self._reader.poll(timeout):
+            raise queue.Empty
+        return self._reader.recv()
+
+    def close(self) -> None:
+        self._reader.close()
+        self._writer.close()
 
 
 _context: Any = None
@@ -165,11 +174,8 @@ def run_stage_in_processes(
     process, as they arrive.
     """
     context = _process_context()
-    follower = None if on_progress is None else ProgressFollower(context.Queue(), on_progress)
+    follower = None if on_progress is None else ProgressFollower(ProgressPipe(context), on_progress)
     barrier = context.Barrier(len(tasks))
-    # Only this process holds the lifeline's sending end; when it dies, even
-    # by SIGKILL, every worker reads EOF and exits (see _watch_lifeline).
-    lifeline_reader, lifeline = context.Pipe(duplex=False)
     running: list[tuple[Task, Any, Connection]] = []
     outcome = StageOutcome()
     errors: list[str] = []
@@ -179,15 +185,12 @@ def run_stage_in_processes(
     deadline = time.monotonic() + timeout_seconds
     try:
         channel = None if follower is None else follower.channel
-        started = _start_workers(
-            context, tasks, barrier, (lifeline_reader, channel), deadline, running
-        )
+        started = _start_workers(context, tasks, barrier, channel, deadline, running)
         if not started:
             errors.append(
                 f"timed out: the {len(tasks)} workers did not start within "
                 f"{timeout_seconds:g} s (raise --timeout, or lower -c)"
             )
-        lifeline_reader.close()
         pending = {reader: (task, process) for task, process, reader in running}
         while pending and started:
             remaining = deadline - time.monotonic()
@@ -206,8 +209,6 @@ def run_stage_in_processes(
         _stop_all([process for _task, process, _reader in running])
         for _task, _process, reader in running:
             reader.close()
-        lifeline_reader.close()
-        lifeline.close()
         if follower is not None:
             follower.stop()
     if errors or secondary:
@@ -220,21 +221,23 @@ def _start_workers(
     context: Any,
     tasks: Sequence[Task],
     barrier: Barrier,
-    lines: tuple[Connection, Any],
+    progress: ProgressPipe | None,
     deadline: float,
     running: list[tuple[Task, Any, Connection]],
 ) -> bool:
     """Start a process per task into *running*; False if *deadline* passed first.
 
-    *lines*: the lifeline's reading end and the progress queue (or None).
+    Each worker's end of its socket pair is also its lifeline: only this
+    process holds the other end, so when it dies, even by SIGKILL, the
+    worker reads EOF and exits (see concurrency.lifeline).
     """
     for task in tasks:
         if time.monotonic() > deadline:
             return False
-        reader, writer = context.Pipe(duplex=False)
+        reader, writer = context.Pipe()
         process = context.Process(
             target=_worker_main,
-            args=(task, barrier, writer, *lines),
+            args=(task, barrier, writer, progress),
             name=f"zodbshootout-worker-{task.worker}",
             daemon=True,
         )
@@ -338,11 +341,11 @@ def _stop_all(processes: list[Any]) -> None:
 Where = tuple[Any, str, tuple[Any, ...]]  # (source, database name, server addresses)
 
 
-def _populate_main(where: Where, fill: Callable[[Any], Any], reply: Any, lifeline: Any) -> None:
+def _populate_main(where: Where, fill: Callable[[Any], Any], reply: Any, lifeline_end: Any) -> None:
     """The populating process: open the database, run *fill*, close it, send
     ("ok", value) or ("error", exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides what stops
-    threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
+    lifeline.hold(lifeline_end)
     source, name, addresses = where
     install_log_redaction(find_secrets(source.text), said=storages.server_lost)
     try:
@@ -367,7 +370,7 @@ def _populate_in_child(where: Where, fill: Callable[[Any], Any]) -> Any:
     process be killed)."""
     context = _process_context()
     replies, reply = context.Pipe(duplex=False)
-    lifeline_reader, lifeline = context.Pipe(duplex=False)
+    lifeline_reader, lifeline_writer = context.Pipe(duplex=False)
     process = context.Process(
         target=_populate_main,
         args=(where, fill, reply, lifeline_reader),
@@ -381,7 +384,7 @@ def _populate_in_child(where: Where, fill: Callable[[Any], Any]) -> Any:
     except BaseException:
         if process.pid is not None:  # started, then the held interrupt
             _stop_all([process])
-        for end in (replies, reply, lifeline_reader, lifeline):
+        for end in (replies, reply, lifeline_reader, lifeline_writer):
             end.close()
         raise
     try:
@@ -396,7 +399,7 @@ def _populate_in_child(where: Where, fill: Callable[[Any], Any]) -> Any:
     finally:
         _stop_all([process])
         replies.close()
-        lifeline.close()
+        lifeline_writer.close()
     if status == "error":
         raise value
     return value
