@@ -66,12 +66,20 @@ def send_holding(end: Any, size: int) -> None:
     time.sleep(0.5)  # room to write came back (SIGIO) while the reader kept reading
 
 
-def test_the_process_exits_when_the_other_end_closes():
+def start_sleeping(closed_first: bool) -> tuple[Any, Any]:
+    """A process that holds a pipe's reading end and sleeps; the writing end (closed if asked)."""
     context = _process_context()
     reader, writer = context.Pipe(duplex=False)
     process = context.Process(target=sleep_holding, args=(reader,))
+    if closed_first:
+        writer.close()
     process.start()
     reader.close()
+    return process, writer
+
+
+def test_the_process_exits_when_the_other_end_closes():
+    process, writer = start_sleeping(closed_first=False)
     time.sleep(0.5)
     assert process.is_alive()
     started = time.monotonic()
@@ -82,12 +90,7 @@ def test_the_process_exits_when_the_other_end_closes():
 
 
 def test_the_process_exits_when_its_end_was_closed_before_it_held_it():
-    context = _process_context()
-    reader, writer = context.Pipe(duplex=False)
-    process = context.Process(target=sleep_holding, args=(reader,))
-    writer.close()
-    process.start()
-    reader.close()
+    process, _writer = start_sleeping(closed_first=True)
     process.join(10)
     assert process.exitcode == 1
 

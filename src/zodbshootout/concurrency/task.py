@@ -185,7 +185,7 @@ class ProgressFollower:
 
     The workers only put; whatever the listener does (merging, printing)
     runs here, outside their loops.  *channel* has ``get(timeout=...)``: a
-    queue.Queue for threads, a multiprocessing queue for processes.
+    queue.Queue for threads, a processes.ProgressPipe for processes.
     """
 
     def __init__(self, channel: Any, on_progress: OnProgress) -> None:
