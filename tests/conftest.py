@@ -14,6 +14,7 @@ either way.
 
 from __future__ import annotations
 
+import gc
 import os
 import pathlib
 import shutil
@@ -41,6 +42,36 @@ MEMCACHED_PORT = int(os.environ.get("ZODBSHOOTOUT_MEMCACHED_PORT", "24004"))
 #: tens of seconds, which the suite's other tests, starting and stopping
 #: beside them, would make a busier machine; .ci/run runs them after the suite.
 ALONE_VARIABLE = "ZODBSHOOTOUT_ALONE"
+
+
+def pytest_configure(config):
+    """The package's bytecode, compiled once before any test starts a process.
+
+    Hundreds of the tests' commands and worker processes import the package.
+    Where PYTHONDONTWRITEBYTECODE is set (some machines set it for every
+    process), none of them would keep what it compiled, and each would compile
+    the package's modules again: a third of a second of CPU per process.
+    This writes the ``__pycache__`` that Python itself writes where that
+    variable is not set; only the controller does it (xdist workers start later).
+    """
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "src" / "zodbshootout"), quiet=1)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker more than the cores this process may use.
+
+    The tests spend part of their time waiting (servers starting, fixed
+    durations, sockets): with one worker per core, a fifth of the CPU stood
+    idle.  An extra worker fills it; ``--maxprocesses`` still caps the count
+    (the tests share the database servers).
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_sessionstart(session):
@@ -180,6 +211,24 @@ def _no_process_in_the_unit_run(request, monkeypatch):
         from support.no_processes import refuse_process_starts
 
         refuse_process_starts(monkeypatch)
+
+
+INTEGRATION_TESTS = ROOT / "tests" / "integration"
+
+
+@pytest.fixture(autouse=True)
+def _the_test_process_heap_frozen(request):
+    """What lives before an integration test is left out of the collector's walks.
+
+    The worker loop collects garbage before every step (outside the timed
+    region); run in threads inside this process, each collection would walk
+    pytest's heap of a million objects — most of a threaded test's time.  A
+    command's own process has no such heap; freezing it here gives the
+    in-process runs a heap of their own size.
+    """
+    if request.node.path.is_relative_to(INTEGRATION_TESTS):
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.fixture

@@ -34,4 +34,6 @@ def test_importing_it_elsewhere_freezes_nothing():
     before = gc.get_freeze_count()
     module = importlib.reload(importlib.import_module("zodbshootout.concurrency.forkserver_heap"))
     assert not module.imported_by_the_fork_server()
-    assert gc.get_freeze_count() == before
+    # Not more: frozen objects that the reload frees leave the count (the
+    # suite freezes its own heap before each integration test).
+    assert gc.get_freeze_count() <= before
