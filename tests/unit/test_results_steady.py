@@ -53,6 +53,8 @@ def test_the_watch_touches_the_stop_file_once_and_says_so():
     watch = SteadyStop(RULE, 1.0, said.append, "sqlite")
     try:
         stop = pathlib.Path(watch.stop_file)
+        # Nothing on disk until the run is steady: nothing a signal could leave behind.
+        assert not stop.parent.exists()
         for transactions in (100, 400, 700, 1000, 1000, 1001, 999, 1000):
             watch.closed(transactions)
         assert not stop.exists()  # the last 6 still hold the climb
@@ -79,6 +81,7 @@ def test_a_run_never_steady_says_it_ran_to_its_maximum():
         for i in range(20):
             watch.closed(1000 - 40 * i)
         outcome = watch.outcome()
+        assert not pathlib.Path(watch.stop_file).parent.exists()
     finally:
         watch.close()
     assert outcome["stopped_at_seconds"] is None

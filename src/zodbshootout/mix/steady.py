@@ -1,14 +1,16 @@
 """--until-steady in the runner: watch the closed intervals, tell the workers to stop.
 
 The rule itself is results.steady's.  The runner's word to the workers is
-a file in a directory of its own (see mix.worker's ``_stop_check``): it is
-created once the run is steady, and each worker ends its measurement at
-the next interval it closes.
+a file in a directory of its own (see mix.worker's ``_stop_check``): both
+are created once the run is steady, and each worker ends its measurement at
+the next interval it closes.  Only the name is chosen up front, so that a
+signal landing before the runner's ``try`` has nothing on disk to leave.
 """
 
 from __future__ import annotations
 
 import pathlib
+import secrets
 import shutil
 import tempfile
 import threading
@@ -31,7 +33,9 @@ class SteadyStop:
         self.rates: list[float] = []
         self.stopped_at: float | None = None
         self.slope: float | None = None
-        self._directory = pathlib.Path(tempfile.mkdtemp(prefix="zs-steady-"))
+        # Named now (the workers are told the path), made only when steady.
+        name = f"zs-steady-{secrets.token_hex(8)}"
+        self._directory = pathlib.Path(tempfile.gettempdir()) / name
         self.stop_file = str(self._directory / "steady")
         self._lock = threading.Lock()
 
@@ -49,6 +53,7 @@ class SteadyStop:
                 return
             self.slope = steady
             self.stopped_at = len(self.rates) * self.interval_seconds
+            self._directory.mkdir(mode=0o700, exist_ok=True)
             pathlib.Path(self.stop_file).touch()
         self.say(
             f"{self.name}: steady after {self.stopped_at:g} s (slope {steady:+.2%}/s of the "
