@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import shutil
 import statistics
 
 import pytest
@@ -90,3 +91,20 @@ def test_a_run_never_steady_says_it_ran_to_its_maximum():
     assert sentence is not None
     assert "not steady within 60 s" in sentence
     assert "ran to the maximum" in sentence
+
+
+def test_a_directory_already_at_its_name_is_left_alone_and_the_run_not_stopped():
+    """The watch stops the workers only through a directory it made itself."""
+    watch = SteadyStop(RULE, 1.0, lambda line: None, "pg")
+    theirs = pathlib.Path(watch.stop_file).parent
+    theirs.mkdir()
+    try:
+        for _ in range(8):
+            watch.closed(1000)  # flat: steady once the window is full
+        assert watch.stopped_at is None
+        assert watch.outcome()["stopped_at_seconds"] is None
+        assert not pathlib.Path(watch.stop_file).exists()
+        watch.close()
+        assert theirs.is_dir()
+    finally:
+        shutil.rmtree(theirs, ignore_errors=True)  # also when the watch wrote in it

@@ -33,9 +33,11 @@ class SteadyStop:
         self.rates: list[float] = []
         self.stopped_at: float | None = None
         self.slope: float | None = None
-        # Named now (the workers are told the path), made only when steady.
-        name = f"zs-steady-{secrets.token_hex(8)}"
-        self._directory = pathlib.Path(tempfile.gettempdir()) / name
+        # Named now (the workers are told the path), made only when steady,
+        # as config.loader names and makes the run's data directory.
+        random_name = f"zs-steady-{secrets.token_hex(8)}"
+        self._directory = pathlib.Path(tempfile.gettempdir()) / random_name
+        self._ours = False
         self.stop_file = str(self._directory / "steady")
         self._lock = threading.Lock()
 
@@ -52,9 +54,16 @@ class SteadyStop:
                     self.slope = relative_slope(self.rates[-window:], self.interval_seconds)
                 return
             self.slope = steady
-            self.stopped_at = len(self.rates) * self.interval_seconds
-            self._directory.mkdir(mode=0o700, exist_ok=True)
+            self._ours = True  # before it exists: close() must not miss it
+            try:
+                self._directory.mkdir(mode=0o700)
+            except FileExistsError:
+                # Somebody else's (64 random bits: not expected): left alone,
+                # and the run goes on to its maximum, as its record will say.
+                self._ours = False
+                return
             pathlib.Path(self.stop_file).touch()
+            self.stopped_at = len(self.rates) * self.interval_seconds
         self.say(
             f"{self.name}: steady after {self.stopped_at:g} s (slope {steady:+.2%}/s of the "
             f"mean, bound {self.rule.bound:.2%}/s): stopping the workers"
@@ -69,4 +78,5 @@ class SteadyStop:
         }
 
     def close(self) -> None:
-        shutil.rmtree(self._directory, ignore_errors=True)
+        if self._ours:
+            shutil.rmtree(self._directory, ignore_errors=True)
