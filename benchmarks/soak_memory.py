@@ -21,7 +21,7 @@ file).  At the end it prints, with ``uptime`` before and after:
 Usage (from a checkout, in the venv that has zodbshootout installed)::
 
     python benchmarks/soak_memory.py                  # etc/local.conf, 10 minutes each
-    python benchmarks/soak_memory.py --short          # 8 s each, checkpoints every 2 s
+    python benchmarks/soak_memory.py --short          # 8 s each, 1 s warm-up, checkpoints every 2 s
     python benchmarks/soak_memory.py -d 30m -- --workload ycsb-a
     python benchmarks/soak_memory.py --kill-after 300  # kill -9 at minute 5
 
@@ -173,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--settle", type=float, default=60.0, help="seconds before a baseline")
     parser.add_argument(
-        "--short", action="store_true", help="a check of the script: -d 8, --checkpoint 2"
+        "--short",
+        action="store_true",
+        help="a check of the script: -d 8, --warmup 1, --checkpoint 2",
     )
     parser.add_argument("--keep", help="keep the result file here")
     parser.add_argument(
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.short:
         args.duration, args.checkpoint, args.every, args.settle = "8", "2", 0.5, 3.0
-        extra = ["-n", "2000", *extra]
+        extra = ["-n", "2000", "--warmup", "1", *extra]
     with tempfile.TemporaryDirectory(prefix="zs-soak-") as directory:
         result = pathlib.Path(args.keep or pathlib.Path(directory) / "soak.json")
         command = [

@@ -45,15 +45,20 @@ ALONE_VARIABLE = "ZODBSHOOTOUT_ALONE"
 
 
 def pytest_configure(config):
-    """The package's bytecode, compiled once before any test starts a process.
+    """Bytecode kept, as Python keeps it by default, and the package's compiled once.
 
-    Hundreds of the tests' commands and worker processes import the package.
-    Where PYTHONDONTWRITEBYTECODE is set (some machines set it for every
-    process), none of them would keep what it compiled, and each would compile
-    the package's modules again: a third of a second of CPU per process.
-    This writes the ``__pycache__`` that Python itself writes where that
-    variable is not set; only the controller does it (xdist workers start later).
+    Some machines set PYTHONDONTWRITEBYTECODE for every process.  Then none
+    of the hundreds of processes the tests start (commands, workers, servers,
+    gateways, the runs in ``versions`` environments) keeps what it compiled,
+    and each compiles its modules again: a third of a second of CPU per
+    process; and every xdist worker rewrites and compiles every test module
+    again.  The variable is dropped for this session and what it starts (xdist
+    workers start after this hook).  The controller then compiles the package
+    before the first process, so that concurrent first imports don't all
+    compile it.
     """
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
     if hasattr(config, "workerinput"):
         return
     import compileall

@@ -173,18 +173,19 @@ def test_rate_latency_counts_from_the_intended_start(tmp_path):
     config = str(_sqlite_only(tmp_path))
     env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
     work = ("--mix", "scan=1", "--scan-length", "300", "-n", "1000", "-c", "1", "-q")
-    work += ("--duration", "3", "--warmup", "0.3")  # intervals enough to see a queue grow
+    work += ("--warmup", "0.3")
 
-    def run(name, *extra):
+    def run(name, seconds, *extra):
         out = tmp_path / f"{name}.json"
-        done = run_cli("mix", config, *work, "-o", str(out), *extra, env=env)
+        done = run_cli("mix", config, *work, "-d", seconds, "-o", str(out), *extra, env=env)
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         return _all_row(out)
 
-    _closed, closed = run("closed")
+    _closed, closed = run("closed", "1")
     capacity = closed.per_second
-    over_record, over = run("over", "--rate", str(capacity * 5))
-    _under_record, under = run("under", "--rate", str(capacity / 10), "--arrival", "poisson")
+    # Three intervals: enough to see a queue grow.
+    over_record, over = run("over", "3", "--rate", str(capacity * 5))
+    _under_record, under = run("under", "1", "--rate", str(capacity / 10), "--arrival", "poisson")
     # Above capacity: every transaction waits behind the ones before it, so
     # latency from the intended start grows interval by interval and dwarfs
     # the service time, which stays that of a closed loop.

@@ -64,7 +64,7 @@ def test_the_host_behind_the_delayed_link_gets_fewer_commits_and_is_named(networ
     command = [
         sys.executable, "-m", "zodbshootout", "mix", str(config), "--hosts", f"{a},{b}",
         "--mix", "update=1", "--keys", "uniform", "-n", "2000", "-k", "2", "-c", "4",
-        "-d", "4", "--warmup", "1", "--seed", "7", "--per-worker",
+        "-d", "2.5", "--warmup", "0.5", "--seed", "7", "--per-worker",
         "-o", str(result_path),
     ]  # fmt: skip
     process = subprocess.Popen(

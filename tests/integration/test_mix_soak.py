@@ -194,28 +194,29 @@ def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows
     config.write_text(CONFIG)
     result_file = tmp_path / "restart.json"
     cli = start_cli(
-        "mix", str(config), "--workload", "ycsb-d", "-n", "200", "-c", "2", "-d", "12",
-        "--warmup", "0", "--restart-clients", "0.5", "--seed", "5", "-o", str(result_file),
+        "mix", str(config), "--workload", "ycsb-d", "-n", "200", "-c", "2", "-d", "6",
+        "--interval", "0.5", "--warmup", "0", "--restart-clients", "0.5", "--seed", "5",
+        "-o", str(result_file),
         env={"TMPDIR": str(_temporary(request))},
     )  # fmt: skip
     stdout, stderr = cli.communicate(timeout=300)
     assert cli.returncode == 0, stderr
     assert "sqlite: restarting the workers" in stderr
-    # The progress lines count on across the restart.
-    assert "   12 s:" in stderr
-    assert "    7 s:" in stderr
+    # The progress lines count on across the restart (twelve intervals of 0.5 s).
+    assert "  6.0 s:" in stderr
+    assert "  3.5 s:" in stderr
     (record,) = json.loads(result_file.read_text())["mix"]
     restart = record["restart"]
     assert restart["after_interval"] == 6
     assert restart["gap_seconds"] > 0  # new processes took some time to start
     assert len(record["intervals"]) == 12
-    assert record["seconds"] == pytest.approx(12, abs=0.5)
+    assert record["seconds"] == pytest.approx(6, abs=0.5)
     # The verdict compares 3 intervals each side (a quarter of 6, at least 3).
     assert restart["window_intervals"] == 3
     before = [i["transactions"] for i in record["intervals"][3:6]]
     after = [i["transactions"] for i in record["intervals"][7:10]]
-    assert restart["before"]["per_second"] == pytest.approx(sum(before) / 3)
-    assert restart["after"]["per_second"] == pytest.approx(sum(after) / 3)
+    assert restart["before"]["per_second"] == pytest.approx(sum(before) / (3 * 0.5))
+    assert restart["after"]["per_second"] == pytest.approx(sum(after) / (3 * 0.5))
     assert restart["verdict"] in ("no decay", "client", "server")
     assert "restart: " in stdout
     # The inserts of the new workers used fresh keys: the read-back found every change.

@@ -249,8 +249,9 @@ def test_a_mariadb_mix_run_saves_its_global_status_within_the_test_s_readings(
     out = tmp_path / "my.json"
     before = com_commit()
     done = run_cli(
-        "mix", str(config), "-n", "200", "--duration", "1", "--interval", "0.2", "-o", str(out)
-    )
+        "mix", str(config), "-n", "200", "--duration", "1", "--warmup", "0.2", "--interval", "0.2",
+        "-o", str(out),
+    )  # fmt: skip
     after = com_commit()
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     record = _record(out)

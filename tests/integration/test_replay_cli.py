@@ -316,10 +316,12 @@ def test_a_stalled_server_shows_in_the_latency_on_the_recorded_schedule(tmp_path
     their latency counts from when they were due, not from when they could start."""
     trace = commits_every(tmp_path / "app.4343.0000.zodbtrace", 400, 10_000_000)
     calm = replay_zeo(tmp_path, trace, 0)
-    stalled = replay_zeo(tmp_path, trace, 1.0)
-    # The stall's second shows whole, on top of what the machine's own hiccups cost
-    # (not a ratio: a loaded machine held one calm transaction for 525 ms once in
-    # CI, and 1.5 s once with a soak beside it).
-    assert worst_ms(stalled) >= max(900, worst_ms(calm) + 500), (worst_ms(calm), worst_ms(stalled))
+    stalled = replay_zeo(tmp_path, trace, 2.0)
+    # The stall's two seconds show whole, and above the calm run's worst.  Not
+    # "calm + a margin": a loaded machine held one calm transaction for 525 ms,
+    # 607 ms and once 1.5 s; a stall of two seconds stays above such hiccups.
+    worst = (worst_ms(calm), worst_ms(stalled))
+    assert worst[1] >= 1800, worst
+    assert worst[1] > worst[0], worst
     late = stalled["operations"]["write <4KiB"]
-    assert late["lag_max_seconds"] >= 0.8
+    assert late["lag_max_seconds"] >= 1.6
