@@ -111,7 +111,7 @@ def test_maintain_refuses_a_foreign_database_untouched(tmp_path):
 def test_a_pack_under_a_mix_load_shows_the_foreground_before_during_and_after(tmp_path):
     config = _config(tmp_path, configs.sqlite("sqlite"))
     out = tmp_path / "load.json"
-    command = ("maintain", config, "--sizes", "2000", "--garbage", "0.2", "--load-seconds", "9")
+    command = ("maintain", config, "--sizes", "2000", "--garbage", "0.2", "--load-seconds", "7")
     done = run_cli(*command, "--operations", "pack,pack-under-load", "-o", str(out), "-q")
     assert done.returncode == 0, done.stderr
     alone, loaded = _records(out)

@@ -38,7 +38,7 @@ def test_a_read_of_k_objects_loads_k_cold_and_none_hot_on_local_conf(tmp_path):
     out = tmp_path / "work.json"
     env = {"ZODBSHOOTOUT_DATA": str(tmp_path / "data")}
     done = run_cli(
-        "mix", str(ETC / "local.conf"), "-n", "2000", "-c", "2", "-d", "1", "--warmup", "0.3",
+        "mix", str(ETC / "local.conf"), "-n", "2000", "-c", "2", "-d", "0.5", "--warmup", "0.3",
         "--seed", "5", "--mix", "read=3,update=1", "--keys", "uniform", "-k", str(K), "--work",
         "-o", str(out), env=env,
     )  # fmt: skip

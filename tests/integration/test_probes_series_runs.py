@@ -22,7 +22,7 @@ pytest.importorskip("hdrh", reason="hdrhistogram is not installed (pip install -
 
 pytestmark = [pytest.mark.slow]
 
-DURATION = 3.0
+DURATION = 2.0
 INTERVAL = 0.2
 RUN = ("-n", "300", "--duration", str(DURATION), "--warmup", "0.5", "--seed", "3")
 RUN = (*RUN, "--interval", str(INTERVAL), "-c", "2")
