@@ -39,12 +39,27 @@ def unavailable() -> str | None:
     return None
 
 
+def temporary_directory(data: pathlib.Path) -> pathlib.Path:
+    """The server's own directory for temporary files, beside *data*; made here.
+
+    Not the default /tmp: at start-up, mariadbd deletes every ``#sql*`` file
+    in its temporary directory as left over from an earlier run of its own,
+    and in /tmp those are the machine's MariaDB's temporary tables in use
+    (a test of that server then failed: "Error on delete of
+    '/tmp/#sql-temptable-....MAI'").
+    """
+    directory = data.parent / f"{data.name}-tmp"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 def install_command(data: pathlib.Path) -> list[str]:
     """Create the system tables in *data*: root without a password, no test database."""
     return [
         str(_install_db()),
         "--no-defaults",
         f"--datadir={data}",
+        f"--tmpdir={temporary_directory(data)}",  # passed on to its bootstrap server
         "--user=root",
         "--auth-root-authentication-method=normal",
         "--skip-test-db",
@@ -59,6 +74,7 @@ def server_command(
         str(_server()),
         "--no-defaults",
         f"--datadir={data}",
+        f"--tmpdir={temporary_directory(data)}",
         f"--socket={socket}",
         f"--port={port}",
         f"--bind-address={address}",
