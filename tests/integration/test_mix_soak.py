@@ -193,9 +193,10 @@ def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows
     config = tmp_path / "one.conf"
     config.write_text(CONFIG)
     result_file = tmp_path / "restart.json"
+    interval = 0.5  # twelve intervals in 6 s
     cli = start_cli(
         "mix", str(config), "--workload", "ycsb-d", "-n", "200", "-c", "2", "-d", "6",
-        "--interval", "0.5", "--warmup", "0", "--restart-clients", "0.5", "--seed", "5",
+        "--interval", str(interval), "--warmup", "0", "--restart-clients", "0.5", "--seed", "5",
         "-o", str(result_file),
         env={"TMPDIR": str(_temporary(request))},
     )  # fmt: skip
@@ -215,8 +216,8 @@ def test_restarting_the_clients_keeps_the_intervals_going_and_judges_the_windows
     assert restart["window_intervals"] == 3
     before = [i["transactions"] for i in record["intervals"][3:6]]
     after = [i["transactions"] for i in record["intervals"][7:10]]
-    assert restart["before"]["per_second"] == pytest.approx(sum(before) / (3 * 0.5))
-    assert restart["after"]["per_second"] == pytest.approx(sum(after) / (3 * 0.5))
+    assert restart["before"]["per_second"] == pytest.approx(sum(before) / (3 * interval))
+    assert restart["after"]["per_second"] == pytest.approx(sum(after) / (3 * interval))
     assert restart["verdict"] in ("no decay", "client", "server")
     assert "restart: " in stdout
     # The inserts of the new workers used fresh keys: the read-back found every change.
