@@ -1,5 +1,7 @@
 """The subcommands on saved runs load no storage stack: no ZODB, ZEO or RelStorage module.
 
+A run loads RelStorage only when its configuration names it.
+
 ``show``, ``compare`` and ``history`` read result files and render them;
 importing ZODB for that would cost start-up time and tie reading a file to
 the storages installed.  Each command runs in a fresh interpreter that
@@ -9,13 +11,16 @@ reports which of those packages ended up in ``sys.modules``.
 from __future__ import annotations
 
 import json
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
+from zodbshootout.config.loader import read_source
 from zodbshootout.results import file as resultfile
 from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
+from zodbshootout.storages.zeo.server import ServerRequest, ZEOServerProcess
 
 STORAGE_STACK = ("ZODB", "ZEO", "relstorage")
 
@@ -72,6 +77,61 @@ def test_the_probe_sees_a_run_load_the_storage_stack(tmp_path):
     code, loaded = loaded_by(str(tmp_path / "missing.conf"))
     assert code == 2
     assert "ZODB" in loaded
+
+
+FILESTORAGE_AND_ZEO = """
+<zodb fs>
+  <filestorage>
+    path $(ZODBSHOOTOUT_DATA)/fs.fs
+  </filestorage>
+</zodb>
+<zodb zeo>
+  <embeddedzeo>
+    <filestorage>
+      path $(ZODBSHOOTOUT_DATA)/zeo.fs
+    </filestorage>
+  </embeddedzeo>
+</zodb>
+"""
+
+SQLITE = """
+<zodb sqlite>
+  <relstorage>
+    <sqlite3>
+      data-dir $(ZODBSHOOTOUT_DATA)/sqlite
+    </sqlite3>
+  </relstorage>
+</zodb>
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "loads_relstorage"), [(FILESTORAGE_AND_ZEO, False), (SQLITE, True)]
+)
+def test_a_run_loads_relstorage_only_when_its_configuration_names_it(
+    tmp_path, text, loads_relstorage
+):
+    config = tmp_path / "run.conf"
+    config.write_text(text)
+    code, loaded = loaded_by(str(config), "-n", "5", "-c", "1", "-r", "1", "-q", "add")
+    assert code == 0
+    assert "ZODB" in loaded
+    assert any(m.startswith("relstorage") for m in loaded) is loads_relstorage, loaded
+
+
+@pytest.mark.parametrize(("text", "loads_relstorage"), [("", False), (SQLITE, True)])
+def test_an_embedded_zeo_server_loads_relstorage_only_when_the_configuration_names_it(
+    tmp_path, text, loads_relstorage
+):
+    # The server parses the whole configuration; RelStorage's compiled
+    # modules in its memory map say whether that imported RelStorage.
+    config = tmp_path / "run.conf"
+    config.write_text(FILESTORAGE_AND_ZEO + text)
+    source = read_source(str(config), str(tmp_path))
+    with ZEOServerProcess(ServerRequest(source, "zeo", 0)) as server:
+        assert server.address
+        maps = pathlib.Path(f"/proc/{server.pid}/maps").read_text()
+    assert ("/relstorage/" in maps) is loads_relstorage
 
 
 def test_trace_stats_loads_no_storage(tmp_path):

@@ -92,6 +92,39 @@ def test_unknown_section_type_names_line(write_config):
         load_config(path, data_dir="/tmp")
 
 
+def test_a_relstorage_adapter_outside_relstorage_is_told_as_relstorage_tells_it(write_config):
+    # The text never says "relstorage", so it is parsed without RelStorage's
+    # component first; the error still comes from the whole schema.
+    path = write_config("""\
+        <zodb one>
+          <sqlite3>
+            data-dir /tmp/never-opened
+          </sqlite3>
+        </zodb>
+    """)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, data_dir="/tmp")
+    expected = "no matching section defined for type='sqlite3', name='None'"
+    assert str(info.value) == f"{path}:2: {expected}"
+
+
+def test_an_included_relstorage_section_needs_no_import(write_config):
+    included = write_config(
+        """\
+        <zodb sqlite>
+          <relstorage>
+            <sqlite3>
+              data-dir /tmp/never-opened
+            </sqlite3>
+          </relstorage>
+        </zodb>
+        """,
+        name="included.conf",
+    )
+    path = write_config(f"%include {included}\n")
+    assert load_config(path, data_dir="/tmp").names == ["sqlite"]
+
+
 def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(str(tmp_path / "absent.conf"), data_dir="/tmp")

@@ -3,7 +3,9 @@
 The file holds ``<zodb NAME>`` sections (ZODB's database section type); their
 names are the table's columns, in file order.  The RelStorage component and
 this tool's own component (``<embeddedzeo>``) are always available, so
-``%import relstorage`` and ``%import zodbshootout`` are optional.
+``%import relstorage`` and ``%import zodbshootout`` are optional.  A text
+that never names RelStorage is parsed without its component, so that the
+processes measuring other storages don't import it.
 
 Embedded storages keep their files below ``$(ZODBSHOOTOUT_DATA)``, an
 environment variable that the tool points at a fresh temporary directory
@@ -47,14 +49,18 @@ _SCHEMA_TEXT = """\
 <schema>
   <import package="ZODB"/>
   <import package="zodbshootout"/>
-  <import package="relstorage"/>
+  %s
   <multisection type="ZODB.database" name="+" attribute="databases" required="yes">
     <description>The databases to measure; the section names are the table's columns.</description>
   </multisection>
 </schema>
 """
 
-_schema = None
+#: Importing RelStorage's component imports RelStorage (a fifth of a second),
+#: so a text that can't name one of its sections is parsed without it.
+_MAY_NEED_RELSTORAGE = re.compile(r"relstorage|%include", re.IGNORECASE)
+
+_schemas: dict[bool, Any] = {}
 
 
 class ConfigError(Exception):
@@ -86,11 +92,11 @@ class LoadedConfig:
         return list(self.databases)
 
 
-def _get_schema() -> Any:
-    global _schema
-    if _schema is None:
-        _schema = ZConfig.loadSchemaFile(io.StringIO(_SCHEMA_TEXT))
-    return _schema
+def _get_schema(with_relstorage: bool) -> Any:
+    if with_relstorage not in _schemas:
+        relstorage = '<import package="relstorage"/>' if with_relstorage else ""
+        _schemas[with_relstorage] = ZConfig.loadSchemaFile(io.StringIO(_SCHEMA_TEXT % relstorage))
+    return _schemas[with_relstorage]
 
 
 def read_source(path: str, data_dir: str) -> ConfigSource:
@@ -121,13 +127,23 @@ def parse_source(source: ConfigSource) -> LoadedConfig:
     # So that caches are sized only where the text left them alone (cache_sizing).
     install_key_recording()
     try:
-        root, _handler = load_checked(_get_schema(), source.text, source.url)
+        root = _parse(source)
     except ZConfig.ConfigurationError as e:
         raise ConfigError(_describe(e, source)) from None
     databases: dict[str, Any] = {}
     for factory in root.databases:
         databases[factory.name] = factory
     return LoadedConfig(source=source, databases=databases)
+
+
+def _parse(source: ConfigSource) -> Any:
+    """The configuration's root section; ZConfig's errors as the whole schema words them."""
+    if not _MAY_NEED_RELSTORAGE.search(source.text):
+        try:
+            return load_checked(_get_schema(False), source.text, source.url)[0]
+        except ZConfig.ConfigurationError:
+            pass  # told as the whole schema tells it (e.g. <postgresql> alone)
+    return load_checked(_get_schema(True), source.text, source.url)[0]
 
 
 def load_checked(schema: Any, text: str, url: str) -> tuple[Any, Any]:
