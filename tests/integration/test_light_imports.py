@@ -22,6 +22,8 @@ from zodbshootout.results import file as resultfile
 from zodbshootout.results.record import Measurement, PhaseTiming, RunResult
 from zodbshootout.storages.zeo.server import ServerRequest, ZEOServerProcess
 
+from support import configs
+
 STORAGE_STACK = ("ZODB", "ZEO", "relstorage")
 
 #: Runs the command given as arguments, then prints the storage modules loaded.
@@ -79,30 +81,8 @@ def test_the_probe_sees_a_run_load_the_storage_stack(tmp_path):
     assert "ZODB" in loaded
 
 
-FILESTORAGE_AND_ZEO = """
-<zodb fs>
-  <filestorage>
-    path $(ZODBSHOOTOUT_DATA)/fs.fs
-  </filestorage>
-</zodb>
-<zodb zeo>
-  <embeddedzeo>
-    <filestorage>
-      path $(ZODBSHOOTOUT_DATA)/zeo.fs
-    </filestorage>
-  </embeddedzeo>
-</zodb>
-"""
-
-SQLITE = """
-<zodb sqlite>
-  <relstorage>
-    <sqlite3>
-      data-dir $(ZODBSHOOTOUT_DATA)/sqlite
-    </sqlite3>
-  </relstorage>
-</zodb>
-"""
+FILESTORAGE_AND_ZEO = configs.filestorage() + configs.embedded_zeo()
+SQLITE = configs.sqlite()
 
 
 @pytest.mark.parametrize(

@@ -109,18 +109,7 @@ def test_a_relstorage_adapter_outside_relstorage_is_told_as_relstorage_tells_it(
 
 
 def test_an_included_relstorage_section_needs_no_import(write_config):
-    included = write_config(
-        """\
-        <zodb sqlite>
-          <relstorage>
-            <sqlite3>
-              data-dir /tmp/never-opened
-            </sqlite3>
-          </relstorage>
-        </zodb>
-        """,
-        name="included.conf",
-    )
+    included = write_config(configs.sqlite(), name="included.conf")
     path = write_config(f"%include {included}\n")
     assert load_config(path, data_dir="/tmp").names == ["sqlite"]
 

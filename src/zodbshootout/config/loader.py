@@ -18,6 +18,7 @@ file's text, its URL and the data directory) and parse it again themselves.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import pathlib
@@ -60,8 +61,6 @@ _SCHEMA_TEXT = """\
 #: so a text that can't name one of its sections is parsed without it.
 _MAY_NEED_RELSTORAGE = re.compile(r"relstorage|%include", re.IGNORECASE)
 
-_schemas: dict[bool, Any] = {}
-
 
 class ConfigError(Exception):
     """The configuration cannot be used; the message names the file and line."""
@@ -92,11 +91,10 @@ class LoadedConfig:
         return list(self.databases)
 
 
+@functools.cache
 def _get_schema(with_relstorage: bool) -> Any:
-    if with_relstorage not in _schemas:
-        relstorage = '<import package="relstorage"/>' if with_relstorage else ""
-        _schemas[with_relstorage] = ZConfig.loadSchemaFile(io.StringIO(_SCHEMA_TEXT % relstorage))
-    return _schemas[with_relstorage]
+    relstorage = '<import package="relstorage"/>' if with_relstorage else ""
+    return ZConfig.loadSchemaFile(io.StringIO(_SCHEMA_TEXT % relstorage))
 
 
 def read_source(path: str, data_dir: str) -> ConfigSource:
