@@ -154,8 +154,19 @@ def run_cli(
     env: dict | None = None,
     input_text: str | None = None,
     cwd: str | os.PathLike | None = None,
+    own_process: bool = False,
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m zodbshootout ARGS`` as a user would; capture its output."""
+    """Run the command with ARGS as a user would; capture its output.
+
+    In this process (support.inprocess: real workers and servers, started
+    from here), unless the test needs the command's own: *own_process* (to
+    read what its children print), or an *env*, *input_text* or *cwd*.
+    """
+    if not (own_process or env or input_text is not None or cwd is not None):
+        from support.inprocess import run_main
+
+        code, stdout, stderr = run_main(*args, timeout=timeout)
+        return subprocess.CompletedProcess(["zodbshootout", *args], code, stdout, stderr)
     full_env = dict(os.environ)
     full_env.pop("ZODBSHOOTOUT_DATA", None)
     if env:
@@ -204,6 +215,15 @@ def _temporary_files_of_the_test(monkeypatch):
     monkeypatch.setenv("TMPDIR", scratch)
     yield
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _shared_temporary_files_removed():
+    """What the processes shared by in-process runs left (support.inprocess), at the end."""
+    yield
+    from support.inprocess import remove_shared_temporary_directory
+
+    remove_shared_temporary_directory()
 
 
 UNIT_TESTS = ROOT / "tests" / "unit"

@@ -13,9 +13,8 @@ SQLITE = configs.sqlite("sqlite")
 
 
 def test_log_level_turns_on_logging_in_the_parent_and_every_worker():
-    done = run_cli(
-        str(ETC / "local.conf"), "-n", "10", "-c", "2", "-r", "1", "add", "--log", "INFO", "-q"
-    )
+    run = [str(ETC / "local.conf"), "-n", "10", "-c", "2", "-r", "1", "add", "--log", "INFO", "-q"]
+    done = run_cli(*run, own_process=True)  # the workers log to the command's stderr
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     processes = {line.split()[2] for line in done.stderr.splitlines() if " INFO: " in line}
     assert {"MainProcess", "zodbshootout-worker-0", "zodbshootout-worker-1"} <= processes

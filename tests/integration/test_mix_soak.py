@@ -16,12 +16,12 @@ import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
 import pytest
 
+from conftest import run_cli
 from support import configs
 from support.processes import start_cli, wait_until_session_empty
 
@@ -40,12 +40,7 @@ def _temporary(request) -> pathlib.Path:
 
 
 def _show(path: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "zodbshootout", "show", str(path), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli("show", str(path), *args, timeout=60)
 
 
 def test_sigkill_of_the_coordinator_leaves_the_last_checkpoint_readable_and_partial(
@@ -91,12 +86,7 @@ def test_sigkill_of_the_coordinator_leaves_the_last_checkpoint_readable_and_part
     assert as_json["databases"][0]["partial"] is True
     pytest.importorskip("matplotlib")
     chart = tmp_path / "partial.png"
-    drawn = subprocess.run(
-        [sys.executable, "-m", "zodbshootout", "plot", str(result_file), "-o", str(chart)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    drawn = run_cli("plot", str(result_file), "-o", str(chart), timeout=120)
     assert drawn.returncode == 0, drawn.stderr
     assert chart.read_bytes().startswith(b"\x89PNG")
 

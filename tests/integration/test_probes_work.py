@@ -22,6 +22,7 @@ from zodbshootout.options.run import RunOptions
 from zodbshootout.results.work import counted_cells
 from zodbshootout.run.runner import Runner
 
+from conftest import run_cli
 from support import configs
 from support.local import runzeo
 
@@ -171,9 +172,7 @@ def test_compare_fails_when_a_run_does_more_round_trips(tmp_path, write_config):
         return output
 
     def compare(base: str, changed: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "zodbshootout", "compare", base, changed]
-        command += ["--fail-if-more-work", "round_trips"]
-        return subprocess.run(command, capture_output=True, text=True)
+        return run_cli("compare", base, changed, "--fail-if-more-work", "round_trips")
 
     base = run("base")
     # The same workload again, while another process keeps a core busy.

@@ -14,8 +14,6 @@ from __future__ import annotations
 import collections
 import json
 import random
-import subprocess
-import sys
 
 import pytest
 
@@ -47,6 +45,7 @@ from zodbshootout.recording.reader import open_trace
 from zodbshootout.recording.stats import size_class, trace_stats
 from zodbshootout.results.trace_analysis import TraceAnalysis
 
+from conftest import run_cli
 from support.traces import counts, recorded_config, setup_pid, traces_of
 
 DOCUMENTS = 2000
@@ -202,12 +201,8 @@ def test_the_catalog_trace_replays_on_sqlite_and_zeo_call_for_call(application, 
     replayed.mkdir()
     config = recorded_config(tmp_path / "replay.conf", replayed, ["sqlite", "zeo_fs"])
     result = tmp_path / "replay.json"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "zodbshootout", "replay", *files, config, "-q", "-o", str(result)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    _out, err = process.communicate(timeout=240)
-    assert process.returncode == 0, err
+    done = run_cli("replay", *files, config, "-q", "-o", str(result), timeout=240)
+    assert done.returncode == 0, done.stderr
     recorded = counts(files)
     assert recorded["stores"] > DOCUMENTS
     saved = json.loads(result.read_text())

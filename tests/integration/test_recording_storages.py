@@ -25,7 +25,7 @@ from ZODB.FileStorage import FileStorage
 from zodbshootout.recording import open_trace
 from zodbshootout.recording.format import FLAG_ERROR, Op
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 from support import local
 
 pytestmark = [pytest.mark.zeo]
@@ -164,12 +164,7 @@ def test_a_killed_process_leaves_a_trace_readable_up_to_its_last_flush(tmp_path)
     (path,) = glob.glob(f"{tmp_path}/traces/app.{app.pid}.*.zodbtrace")
     assert open_trace(path).partial_tail_bytes == 0
     check_counts(in_loop(app.pid, report, tmp_path / "traces" / "app"), report)
-    done = subprocess.run(
-        [sys.executable, "-m", "zodbshootout", "trace-stats", str(tmp_path / "traces")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_cli("trace-stats", str(tmp_path / "traces"))
     assert done.returncode == 0, done.stderr
     finished = [r.op for r in all_records(tmp_path / "traces" / "app")].count(Op.TPC_FINISH)
     assert f"({finished} committed, 0 aborted)" in done.stdout

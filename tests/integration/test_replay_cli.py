@@ -27,20 +27,15 @@ from zodbshootout.recording.format import (
 )
 from zodbshootout.recording.reader import open_trace
 
+from conftest import run_cli
 from support.traces import DATABASES, counts, recorded_config, setup_pid, traces_of
 
 
 def zodbshootout(*args, check=True):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "zodbshootout", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    out, err = process.communicate(timeout=240)
+    done = run_cli(*args, timeout=240)
     if check:
-        assert process.returncode == 0, err
-    return process, out, err
+        assert done.returncode == 0, done.stderr
+    return done, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")
