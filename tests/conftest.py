@@ -165,7 +165,13 @@ def run_cli(
     if not (own_process or env or input_text is not None or cwd is not None):
         from support.inprocess import run_main
 
-        code, stdout, stderr = run_main(*args, timeout=timeout)
+        # As for a command of its own: a data directory of the run's own.
+        data = os.environ.pop("ZODBSHOOTOUT_DATA", None)
+        try:
+            code, stdout, stderr = run_main(*args, timeout=timeout)
+        finally:
+            if data is not None:
+                os.environ["ZODBSHOOTOUT_DATA"] = data
         return subprocess.CompletedProcess(["zodbshootout", *args], code, stdout, stderr)
     full_env = dict(os.environ)
     full_env.pop("ZODBSHOOTOUT_DATA", None)

@@ -54,7 +54,6 @@ def _as_a_command(timeout: float) -> Iterator[None]:
     # multiprocessing's own directory (the fork server's socket) lives as long as this process.
     multiprocessing.util.get_temp_dir()
     own = os.environ.get("TMPDIR")  # the test's (conftest: _temporary_files_of_the_test)
-    data = os.environ.pop("ZODBSHOOTOUT_DATA", None)
     stdin, chosen = sys.stdin, tempfile.tempdir
     os.environ["TMPDIR"] = _shared_temporary_directory()
     tempfile.tempdir = own or chosen
@@ -69,12 +68,14 @@ def _as_a_command(timeout: float) -> Iterator[None]:
             os.environ.pop("TMPDIR", None)
         else:
             os.environ["TMPDIR"] = own
-        if data is not None:
-            os.environ["ZODBSHOOTOUT_DATA"] = data
 
 
 def run_main(*argv: str, timeout: float = 300) -> tuple[int, str, str]:
-    """cli.main in this process: (exit code, stdout, stderr)."""
+    """cli.main in this process: (exit code, stdout, stderr).
+
+    The run reads this process's environment: ``$ZODBSHOOTOUT_DATA`` too
+    (conftest's ``data_dir``).
+    """
     out, err = io.StringIO(), io.StringIO()
     with _as_a_command(timeout), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
