@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from unittest import mock
 
 import pytest
 
@@ -165,13 +166,10 @@ def run_cli(
     if not (own_process or env or input_text is not None or cwd is not None):
         from support.inprocess import run_main
 
-        # As for a command of its own: a data directory of the run's own.
-        data = os.environ.pop("ZODBSHOOTOUT_DATA", None)
-        try:
+        with mock.patch.dict(os.environ):
+            # As for a command of its own: a data directory of the run's own.
+            os.environ.pop("ZODBSHOOTOUT_DATA", None)
             code, stdout, stderr = run_main(*args, timeout=timeout)
-        finally:
-            if data is not None:
-                os.environ["ZODBSHOOTOUT_DATA"] = data
         return subprocess.CompletedProcess(["zodbshootout", *args], code, stdout, stderr)
     full_env = dict(os.environ)
     full_env.pop("ZODBSHOOTOUT_DATA", None)

@@ -3,8 +3,8 @@
 Most tests run the command this way (conftest.run_cli too).  What a run
 starts — its fork server, worker processes, ZEO servers — is as real as from
 a shell; but the interpreter, the command's imports and the fork server start
-once per pytest worker instead of once per command (about half a second of
-CPU each time: a third of the suite's).  A test that reads what the command's
+once per pytest worker instead of once per command (a short run of
+etc/local.conf: 0.88 CPU seconds instead of 1.33).  A test that reads what the command's
 children print (their stderr is this process's), signals the command, gives
 it an environment, input or directory of its own, or looks for the processes
 it leaves behind runs it in a process of its own (``run_cli(own_process=True)``,
@@ -22,6 +22,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from unittest import mock
 
 from zodbshootout.cli import entry as cli
 
@@ -50,24 +51,23 @@ def remove_shared_temporary_directory() -> None:
 
 @contextlib.contextmanager
 def _as_a_command(timeout: float) -> Iterator[None]:
-    """The process state a command starts with, for one run; a hang ends the worker, loudly."""
+    """The process state a command starts with, for one run; a hang ends the worker, loudly.
+
+    The environment comes back as it was, whatever the run set in it.
+    """
     # multiprocessing's own directory (the fork server's socket) lives as long as this process.
     multiprocessing.util.get_temp_dir()
     own = os.environ.get("TMPDIR")  # the test's (conftest: _temporary_files_of_the_test)
     stdin, chosen = sys.stdin, tempfile.tempdir
-    os.environ["TMPDIR"] = _shared_temporary_directory()
     tempfile.tempdir = own or chosen
     sys.stdin = io.StringIO("")  # as from /dev/null: no prompt waits
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     try:
-        yield
+        with mock.patch.dict(os.environ, TMPDIR=_shared_temporary_directory()):
+            yield
     finally:
         faulthandler.cancel_dump_traceback_later()
         sys.stdin, tempfile.tempdir = stdin, chosen
-        if own is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = own
 
 
 def run_main(*argv: str, timeout: float = 300) -> tuple[int, str, str]:
