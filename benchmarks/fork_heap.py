@@ -14,6 +14,7 @@ Usage (from a checkout, in the venv that has zodbshootout installed)::
     python benchmarks/fork_heap.py                    # preloads, not frozen
     python benchmarks/fork_heap.py --freeze           # preloads, frozen
     python benchmarks/fork_heap.py --parent light -p 20
+    python benchmarks/fork_heap.py --freeze --storage zeo   # a ZEO client's work
 """
 
 from __future__ import annotations
@@ -33,15 +34,26 @@ PHASES = ("add", "update")
 
 
 def work(path: str, n: int) -> dict[str, float]:
-    """Seconds of an add of *n* objects, then of their update, on a FileStorage at *path*."""
+    """Seconds of an add of *n* objects, then of their update, on a FileStorage at *path*.
+
+    A *path* of ``zeo:HOST:PORT`` is a ZEO server's address instead.  Beside
+    each phase's seconds: its page faults (``PHASE_faults``) and context
+    switches (``PHASE_switches``), from getrusage around the timed region.
+    """
+    import resource
+
     import transaction
     import ZODB.config
     from persistent.mapping import PersistentMapping
 
     from zodbshootout.workload.objects import BenchmarkObject, make_payloads
 
-    config = f"<zodb>\n  cache-size {n + n // 10 + 100}\n  <filestorage>\n    path {path}\n"
-    db = ZODB.config.databaseFromString(config + "  </filestorage>\n</zodb>\n")
+    config = f"<zodb>\n  cache-size {n + n // 10 + 100}\n"
+    if path.startswith("zeo:"):
+        config += f"  <zeoclient>\n    server {path[4:]}\n  </zeoclient>\n</zodb>\n"
+    else:
+        config += f"  <filestorage>\n    path {path}\n  </filestorage>\n</zodb>\n"
+    db = ZODB.config.databaseFromString(config)
     try:
         with db.transaction() as conn:
             conn.root()["fork_heap"] = PersistentMapping()
@@ -68,9 +80,15 @@ def work(path: str, n: int) -> dict[str, float]:
         seconds = {}
         for phase, run in (("add", add), ("update", update)):
             gc.collect()
+            usage = resource.getrusage(resource.RUSAGE_SELF)
             start = time.perf_counter()
             run()
             seconds[phase] = time.perf_counter() - start
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            seconds[f"{phase}_faults"] = used.ru_minflt - usage.ru_minflt
+            seconds[f"{phase}_switches"] = (used.ru_nvcsw + used.ru_nivcsw) - (
+                usage.ru_nvcsw + usage.ru_nivcsw
+            )
         return seconds
     finally:
         db.close()
@@ -121,29 +139,55 @@ def load_parent(parent: str, freeze: bool) -> int:
     return len(gc.get_objects()) + gc.get_freeze_count()
 
 
+def pairs(storage: str, n: int, count: int) -> tuple[dict[str, list[float]], dict]:
+    """*count* pairs, fresh then forked: ratios per phase, and both sides' faults and switches."""
+    workdir = tempfile.mkdtemp(prefix="fork-heap-")
+    ratios: dict[str, list[float]] = {phase: [] for phase in PHASES}
+    counts: dict[str, list[float]] = {}
+    servers = []
+    try:
+        where = {side: os.path.join(workdir, f"{side}.fs") for side in ("fresh", "forked")}
+        if storage == "zeo":
+            from floor import ZEOServer  # the bare loop's server, beside this script
+
+            for side in where:  # one server per side, so neither side's data slows the other
+                servers.append(ZEOServer(where[side]))
+                where[side] = f"zeo:127.0.0.1:{servers[-1].port}"
+        for _ in range(count):
+            one = fresh(where["fresh"], n)
+            other = forked(where["forked"], n)
+            for phase in PHASES:
+                ratios[phase].append(other[phase] / one[phase])
+            for key in (key for key in one if key not in PHASES):
+                counts.setdefault(f"{key} fresh", []).append(one[key])
+                counts.setdefault(f"{key} forked", []).append(other[key])
+    finally:
+        for server in servers:
+            server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return ratios, counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=1000, help="objects (default 1000)")
     parser.add_argument("-p", "--pairs", type=int, default=12, help="pairs (default 12)")
     parser.add_argument("--parent", choices=("preloads", "light"), default="preloads")
     parser.add_argument("--freeze", action="store_true", help="freeze the parent's heap")
+    parser.add_argument(
+        "--storage",
+        choices=("filestorage", "zeo"),
+        default="filestorage",
+        help="where the work goes: a FileStorage, or a ZEO server (python -m ZEO.runzeo)",
+    )
     parser.add_argument("--child", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(work(args.child, args.n)))
         return 0
     objects = load_parent(args.parent, args.freeze)
-    workdir = tempfile.mkdtemp(prefix="fork-heap-")
-    ratios: dict[str, list[float]] = {phase: [] for phase in PHASES}
     before = os.getloadavg()
-    try:
-        for _ in range(args.pairs):
-            one = fresh(os.path.join(workdir, "fresh.fs"), args.n)
-            other = forked(os.path.join(workdir, "forked.fs"), args.n)
-            for phase in PHASES:
-                ratios[phase].append(other[phase] / one[phase])
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    ratios, counts = pairs(args.storage, args.n, args.pairs)
     after = os.getloadavg()
     frozen = "frozen" if args.freeze else "not frozen"
     print(f"parent: {args.parent} ({objects} objects, {frozen}); N = {args.n}; {args.pairs} pairs")
@@ -153,6 +197,9 @@ def main() -> int:
             f"{phase:>7}: forked ÷ fresh {statistics.median(values):.3f} "
             f"[{min(values):.3f} – {max(values):.3f}]"
         )
+    for key, values in sorted(counts.items()):
+        low, high = min(values), max(values)
+        print(f"{key:>24}: median {statistics.median(values):g} [{low:g} – {high:g}]")
     print(f"load average {before[0]:.2f} before, {after[0]:.2f} after")
     return 0
 
