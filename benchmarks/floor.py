@@ -15,11 +15,19 @@ rounds, between
   pickle cache emptied between two timed reads);
 
 both on the same configuration (cache sizes written out, so the tool keeps
-them), each on a database of its own, with a warm-up repetition first.  It
-prints, per storage, N and phase, tool rate ÷ bare-loop rate (each the median
-of its repetitions' objects/s): the median and range over the rounds, and
-the load average around each round.  1.00 means the tool's number is the
-database's; below 1, the harness costs something inside the timed region.
+them), each on a database of its own.  Within a round the two sides take
+turns of two repetitions each (``--chunk``), in the order ABBA, each turn
+after a warm-up repetition of its own.  A ZEO run's speed on a shared
+machine drops by 20 % for seconds at a time, and with each side's ten
+repetitions in one go a round's ratio depended on which side such a
+stretch fell on (the tool's samples come back to back, the bare loop's a
+process each): one round read ZEO's add anywhere from 0.78 to 1.21, and
+the median of 20 rounds 0.95; in turns of two, 0.95 to 0.99 over 8
+rounds.  It prints, per storage, N and phase, tool rate ÷ bare-loop rate
+(each the median of its repetitions' objects/s): the median and range over
+the rounds, and the load average around each round.  1.00 means the
+tool's number is the database's; below 1, the harness costs something
+inside the timed region.
 
 Usage (from a checkout, in the venv that has zodbshootout installed)::
 
@@ -27,6 +35,7 @@ Usage (from a checkout, in the venv that has zodbshootout installed)::
     python benchmarks/floor.py -n 1000 -n 100000 --rounds 2 -r 3
     python benchmarks/floor.py --kinds sqlite,zeo -r 5
     python benchmarks/floor.py --tool-option=--work          # with --work's counting
+    python benchmarks/floor.py -n 100000 --chunk 0           # each side in one go
 
 Kinds: filestorage, zeo (a ZEO server process: ``<embeddedzeo>`` for the
 tool, ``python -m ZEO.runzeo`` for the bare loop), sqlite, postgresql
@@ -292,6 +301,8 @@ def tool_repetitions(config_file: str, n: int, repetitions: int, out: str) -> di
     """zodbshootout's own samples: seconds per object-set per phase (one loop)."""
     command = [sys.executable, "-m", "zodbshootout", config_file, "-c", "1", "-n", str(n)]
     command += ["-r", str(repetitions), "-q", "-o", out, *TOOL_OPTIONS, *PHASES]
+    if os.path.exists(out):
+        os.remove(out)  # a failed run must not read the turn before's file
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     document: dict[str, Any] = {}
     if os.path.exists(out):
@@ -412,12 +423,17 @@ class ZEOServer:
 
 
 def measure_cell(
-    kind: str, n: int, repetitions: int, workdir: str, tool_first: bool
-) -> dict[str, float]:
+    kind: str, n: int, repetitions: int, workdir: str, tool_first: bool, chunk: int = 2
+) -> tuple[dict[str, float], tuple[int, int]]:
     """One round of one storage and N: tool rate ÷ bare rate per phase (fresh databases).
+
+    Also how many samples of a phase each side took (tool, bare).
 
     *tool_first*: which of the two runs first (the rounds alternate, so that
     a drift in the machine's speed within a round favours neither).
+    *chunk*: the repetitions run in turns of this many per side (the tool a
+    command of ``-r CHUNK`` each turn), so that both sides' samples are
+    spread alike over the round; 0 runs each side's repetitions in one go.
     """
     cell = os.path.join(workdir, f"{kind}-{n}")
     shutil.rmtree(cell, ignore_errors=True)
@@ -440,14 +456,20 @@ def measure_cell(
         with open(bare_conf, "w", encoding="utf-8") as f:
             f.write(config_text(kind, n, bare_where))
         out = os.path.join(cell, "tool.json")
-        if tool_first:
-            settle(kind)
-            tool = tool_repetitions(tool_conf, n, repetitions, out)
-        settle(kind)
-        bare = bare_repetitions(bare_conf, n, repetitions, workdir)
-        if not tool_first:
-            settle(kind)
-            tool = tool_repetitions(tool_conf, n, repetitions, out)
+        tool: dict[str, list[float]] = {phase: [] for phase in PHASES}
+        bare: dict[str, list[float]] = {phase: [] for phase in PHASES}
+        sides = {
+            "tool": (tool, lambda count: tool_repetitions(tool_conf, n, count, out)),
+            "bare": (bare, lambda count: bare_repetitions(bare_conf, n, count, workdir)),
+        }
+        order = ["tool", "bare"] if tool_first else ["bare", "tool"]
+        for count in turns(repetitions, chunk):
+            for side in order:
+                samples, run = sides[side]
+                settle(kind)
+                for phase, seconds in run(count).items():
+                    samples[phase].extend(seconds)
+            order.reverse()  # ABBA...: a drift within the round favours neither side
     finally:
         if server is not None:
             server.stop()
@@ -455,7 +477,16 @@ def measure_cell(
             drop_database(kind, tool_where)
             drop_database(kind, bare_where)
         shutil.rmtree(cell, ignore_errors=True)
-    return {phase: rate(n, tool[phase]) / rate(n, bare[phase]) for phase in PHASES}
+    ratios = {phase: rate(n, tool[phase]) / rate(n, bare[phase]) for phase in PHASES}
+    return ratios, (len(tool["add"]), len(bare["add"]))
+
+
+def turns(repetitions: int, chunk: int) -> list[int]:
+    """How many repetitions each turn of a side runs: *chunk* at a time, the rest last."""
+    if chunk <= 0 or chunk >= repetitions:
+        return [repetitions]
+    whole, rest = divmod(repetitions, chunk)
+    return [chunk] * whole + ([rest] if rest else [])
 
 
 def settle(kind: str) -> None:
@@ -513,6 +544,14 @@ def main() -> int:
     parser.add_argument("-n", type=int, action="append", help="object counts (default 1000)")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("-r", "--repetitions", type=int, default=10)
+    parser.add_argument(
+        "--chunk",
+        type=int,
+        default=2,
+        metavar="K",
+        help="each round runs the repetitions in turns of K per side, ABBA (default 2; "
+        "0: each side's in one go)",
+    )
     parser.add_argument("--postgresql-port", type=int, default=5432, help="on 127.0.0.1")
     parser.add_argument(
         "--tool-option",
@@ -531,8 +570,10 @@ def main() -> int:
     counts = args.n or [1000]
     kinds = available(kinds)
     options = f", tool options {' '.join(TOOL_OPTIONS)}" if TOOL_OPTIONS else ""
+    turns_said = f" in turns of {args.chunk}" if 0 < args.chunk < args.repetitions else ""
     print(
-        f"# start: {uptime()}; {args.rounds} rounds, -r {args.repetitions}, N = {counts}{options}"
+        f"# start: {uptime()}; {args.rounds} rounds, -r {args.repetitions}{turns_said}, "
+        f"N = {counts}{options}"
     )
     ratios: dict[tuple[str, int], list[dict[str, float]]] = {}
     workdir = tempfile.mkdtemp(prefix="zodbshootout-floor-")
@@ -549,15 +590,19 @@ def main() -> int:
                         continue
                     before = uptime()
                     try:
-                        cell = measure_cell(
-                            kind, n, args.repetitions, workdir, round_number % 2 == 1
+                        cell, samples = measure_cell(
+                            kind, n, args.repetitions, workdir, round_number % 2 == 1, args.chunk
                         )
                     except RuntimeError as e:
                         print(f"# round {round_number} {kind} n={n}: failed: {e}")
                         continue
                     ratios.setdefault((kind, n), []).append(cell)
                     shown = " ".join(f"{p} {cell[p]:.2f}" for p in PHASES)
-                    print(f"# round {round_number} {kind} n={n}: {shown} ({before})", flush=True)
+                    taken = f"{samples[0]} + {samples[1]} samples"
+                    print(
+                        f"# round {round_number} {kind} n={n}: {shown} ({taken}; {before})",
+                        flush=True,
+                    )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(ratios)
