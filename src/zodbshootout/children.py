@@ -8,21 +8,24 @@ package importable there even when it runs from a checkout;
 :class:`PipedChild` is such a child whose standard input and output are
 pipes to this process (its input is its lifeline: it ends when this
 process does, however it ends) and whose stderr is kept in a temporary file
-to say why it failed.
+to say why it failed.  :func:`when_closed` is how a child notices that end
+without a thread of its own (a worker's lifeline uses it too).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-__all__ = ["PipedChild", "child_environment"]
+__all__ = ["PipedChild", "child_environment", "when_closed"]
 
 C = TypeVar("C", bound="PipedChild")
 
@@ -32,6 +35,39 @@ def child_environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     return env
+
+
+def when_closed(fd: int, gone: Callable[[], object]) -> None:
+    """Call *gone* as soon as the other side of *fd* closes: by a signal, not a waiting thread.
+
+    *fd*: a descriptor of this process's own (a pipe's reading end, or its
+    end of a socket pair) on which the other side never sends.  When that
+    side closes, *fd* reads EOF and the kernel tells this process with a
+    signal (``O_ASYNC``: SIGIO to the owner), whose handler calls *gone* in
+    the main thread.  A thread blocked on *fd* would do the same, but one
+    more thread, even one that never wakes, makes every system call of the
+    process release and retake the interpreter lock the long way.  Call it
+    once per process, from the main thread, before any other thread starts.
+    The kernel signals one owner per open file description, so the
+    descriptor must be this process's alone.
+    """
+
+    def other_side_closed(_signum: int, _frame: Any) -> None:
+        # SIGIO also says "there is room to write again" after a blocked send:
+        # only a readable descriptor, which can only be EOF, means the end.
+        if _readable(fd):
+            gone()
+
+    signal.signal(signal.SIGIO, other_side_closed)
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+    other_side_closed(signal.SIGIO, None)  # closed before the signal was armed: none will come
+
+
+def _readable(fd: int) -> bool:
+    poller = select.poll()  # not select(): a worker's descriptor may be above 1023
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class PipedChild:

@@ -53,6 +53,22 @@ def test_a_closed_pipe_stops_the_server_by_itself(write_config, data_dir):
         server.stop()
 
 
+def _threads_of(pid: int) -> int:
+    status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:")))
+
+
+def test_a_server_has_one_thread_as_runzeo_does(write_config, data_dir):
+    # It watches its input by a signal: a second thread, even one blocked on
+    # the pipe, made every system call of the server dearer.
+    server = _served_server(write_config, data_dir)
+    try:
+        assert _threads_of(server.pid) == 1
+    finally:
+        server.stop()
+    assert server.exit_code == 0
+
+
 def test_servers_of_several_databases_start_side_by_side(write_config, data_dir):
     text = "".join(configs.embedded_zeo(name) for name in ("first", "locked", "last"))
     config = load_config(write_config(text), str(data_dir))

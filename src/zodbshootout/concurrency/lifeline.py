@@ -6,7 +6,9 @@ runner is killed (SIGKILL, the OOM killer), nothing else would stop a
 worker waiting at a barrier.  So each worker holds a descriptor whose other
 end only the runner holds, and on which the runner never writes; when that
 end closes, the descriptor reads EOF, and the kernel tells the process with
-a signal (``O_ASYNC``: SIGIO to the owner), whose handler exits.
+a signal (``O_ASYNC``: SIGIO to the owner), whose handler exits
+(:func:`zodbshootout.children.when_closed`, which an embedded ZEO server
+uses on its input too).
 
 Not a thread blocked on the descriptor, as it was: one more thread in a
 worker, even one that never wakes, made the timed ZODB work slower, since
@@ -24,11 +26,10 @@ last process that armed it.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import select
-import signal
 from typing import Any
+
+from zodbshootout.children import when_closed
 
 
 def hold(end: Any) -> None:
@@ -39,21 +40,4 @@ def hold(end: Any) -> None:
     only writes to).  Call it once, in the process's main thread, before
     any other thread starts: the signal's handler runs in the main thread.
     """
-    fd = end.fileno()
-
-    def runner_gone(_signum: int, _frame: Any) -> None:
-        # SIGIO also says "there is room to write again" after a blocked send:
-        # only a readable descriptor, which can only be EOF, means the end.
-        if _readable(fd):
-            os._exit(1)
-
-    signal.signal(signal.SIGIO, runner_gone)
-    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
-    runner_gone(signal.SIGIO, None)  # closed before the signal was armed: none will come
-
-
-def _readable(fd: int) -> bool:
-    poller = select.poll()  # not select(): a worker's descriptor may be above 1023
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
+    when_closed(end.fileno(), lambda: os._exit(1))

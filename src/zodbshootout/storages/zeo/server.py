@@ -11,7 +11,6 @@ never outlives the run that started it, even if that run is killed.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from zodbshootout.children import PipedChild
+from zodbshootout.children import PipedChild, when_closed
 from zodbshootout.config.loader import ConfigSource, parse_source
 from zodbshootout.errors import CellError
 
@@ -139,18 +138,12 @@ def serve(request: ServerRequest, report: Any = None) -> None:
     signal.signal(signal.SIGTERM, shut_down)
     signal.signal(signal.SIGINT, shut_down)
 
-    def watch_parent() -> None:
-        # Our stdin is the runner's pipe: EOF means the runner is gone.  Read
-        # the file descriptor, not sys.stdin: a daemon thread blocked inside
-        # the buffered reader holds its lock, and the interpreter's exit then
-        # waits a second for that lock and aborts ("Fatal Python error").
-        while os.read(sys.stdin.fileno(), 4096):
-            pass
-        # Stop as SIGTERM would, in the main thread: closing the server from
-        # here would race the loop for the storage's files.
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch_parent, daemon=True, name="watch-parent").start()
+    # Our stdin is the runner's pipe: EOF means the runner is gone.  Stop as
+    # SIGTERM would, in the main thread (closing the server from another
+    # thread would race the loop for the storage's files).  A signal, not a
+    # thread blocked on the pipe: runzeo has one thread, and a second one
+    # made the tool's ZEO add and update 0.5 % and 0.7 % slower (16 runs).
+    when_closed(sys.stdin.fileno(), shut_down)
     host, port = server.acceptor.addr[:2]
     out = report or sys.stdout
     out.write(json.dumps([host, port]) + "\n")
