@@ -77,19 +77,19 @@ def work(path: str, n: int) -> dict[str, float]:
             tm.commit()
             conn.close()
 
-        seconds = {}
+        measured: dict[str, float] = {}
         for phase, run in (("add", add), ("update", update)):
             gc.collect()
             usage = resource.getrusage(resource.RUSAGE_SELF)
             start = time.perf_counter()
             run()
-            seconds[phase] = time.perf_counter() - start
+            measured[phase] = time.perf_counter() - start
             used = resource.getrusage(resource.RUSAGE_SELF)
-            seconds[f"{phase}_faults"] = used.ru_minflt - usage.ru_minflt
-            seconds[f"{phase}_switches"] = (used.ru_nvcsw + used.ru_nivcsw) - (
+            measured[f"{phase}_faults"] = used.ru_minflt - usage.ru_minflt
+            measured[f"{phase}_switches"] = (used.ru_nvcsw + used.ru_nivcsw) - (
                 usage.ru_nvcsw + usage.ru_nivcsw
             )
-        return seconds
+        return measured
     finally:
         db.close()
 

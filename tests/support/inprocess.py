@@ -4,11 +4,11 @@ Most tests run the command this way (conftest.run_cli too).  What a run
 starts — its fork server, worker processes, ZEO servers — is as real as from
 a shell; but the interpreter, the command's imports and the fork server start
 once per pytest worker instead of once per command (a short run of
-etc/local.conf: 0.88 CPU seconds instead of 1.33).  A test that reads what the command's
-children print (their stderr is this process's), signals the command, gives
-it an environment, input or directory of its own, or looks for the processes
-it leaves behind runs it in a process of its own (``run_cli(own_process=True)``,
-support.processes).
+etc/local.conf: 0.88 CPU seconds instead of 1.33).  A test that reads what
+the command's children print (their stderr is this process's), signals the
+command, gives it an environment, input or directory of its own, or looks
+for the processes it leaves behind runs it in a process of its own
+(``run_cli(own_process=True)``, support.processes).
 """
 
 from __future__ import annotations
